@@ -1,0 +1,174 @@
+"""The developer interface of ptnotes. `nox` alone runs what CI runs; `nox -l` lists sessions.
+
+Every session that needs torch installs it pinned (``torch==2.13.0`` unless the environment
+variable ``PTNOTES_TORCH`` names another requirement), because an unpinned ``torch`` pulls a
+multi-GB CUDA build. Other tools are pinned in ``constraints.txt``. Virtual environments are
+reused, and a session skips its install step when nothing it installs has changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2025.2.9"
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_venv = "yes"
+nox.options.error_on_external_run = True
+nox.options.sessions = ["lint", "tests", "doctest", "docs"]
+
+ROOT = Path(__file__).resolve().parent
+DOCS = ROOT / "docs"
+BUILD = ROOT / "build"
+TORCH = os.environ.get("PTNOTES_TORCH", "torch==2.13.0")
+CONSTRAINTS = ROOT / "constraints.txt"
+LANGUAGES = ("en", "zh_CN")
+SPHINX_FLAGS = ("-W", "--keep-going", "-n", "-q")
+
+
+def install(session: nox.Session, *extras: str, torch: bool = True) -> None:
+    """Install pinned torch and ``ptnotes[extras]`` (editable), unless already done."""
+    spec = f".[{','.join(extras)}]" if extras else "."
+    key = hashlib.sha256(
+        "\n".join(
+            [
+                TORCH if torch else "",
+                spec,
+                (ROOT / "pyproject.toml").read_text(),
+                CONSTRAINTS.read_text(),
+            ]
+        ).encode()
+    ).hexdigest()
+    stamp = Path(session.virtualenv.location) / ".ptnotes-installed"
+    if stamp.exists() and stamp.read_text() == key:
+        session.log("dependencies unchanged: install skipped")
+        return
+    if torch:
+        session.install(TORCH)
+    session.install("-c", str(CONSTRAINTS), "-e", spec)
+    stamp.write_text(key)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff (lint + format check) on everything, mypy --strict on src/ptnotes."""
+    install(session, "lint")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    session.run("mypy")
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Unit tests of the package and the project's own checks (tests/)."""
+    install(session, "test", "docs")
+    session.run("pytest", "tests", *session.posargs)
+
+
+@nox.session
+def doctest(session: nox.Session) -> None:
+    """Every example of the pages (docs/**/*.md) and docstrings (src/ptnotes), on CPU."""
+    install(session, "test")
+    session.run("pytest", "docs", "src", *session.posargs, env={"PTNOTES_DOCTEST_DEVICE": "cpu"})
+
+
+@nox.session(venv_params=["--system-site-packages"])
+def doctest_cuda(session: nox.Session) -> None:
+    """Every example with CUDA as the default device, plus the CUDA-only ones.
+
+    Uses the CUDA build of torch already on the machine (never installs torch), prints the
+    versions it runs on, and fails at once when no CUDA device is usable.
+    """
+    session.run("python", str(ROOT / "tests" / "cuda_check.py"))
+    session.install("-c", str(CONSTRAINTS), "pytest", "sybil")
+    session.run(
+        "pytest",
+        "docs",
+        "src",
+        *session.posargs,
+        env={"PTNOTES_DOCTEST_DEVICE": "cuda", "PYTHONPATH": str(ROOT / "src")},
+    )
+
+
+def sphinx_build(session: nox.Session, language: str, *extra: str) -> None:
+    session.run(
+        "sphinx-build",
+        "-b",
+        "html",
+        *SPHINX_FLAGS,
+        "-D",
+        f"language={language}",
+        "-d",
+        str(BUILD / "doctrees" / language),
+        *extra,
+        str(DOCS),
+        str(BUILD / "html" / language),
+    )
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build both editions into build/html/{en,zh_CN}/ plus a root page that picks one.
+
+    English is built first: it executes the gallery scripts; the zh_CN build then finds
+    sphinx-gallery's cache up to date and executes none.
+    """
+    install(session, "docs")
+    for language in LANGUAGES:
+        session.log(f"building the {language} edition")
+        sphinx_build(session, language, *session.posargs)
+    shutil.copyfile(DOCS / "_root" / "index.html", BUILD / "html" / "index.html")
+    shutil.copyfile(DOCS / "_static" / "favicon.svg", BUILD / "html" / "favicon.svg")
+    session.log(f"site ready: open {BUILD / 'html' / 'index.html'}")
+
+
+@nox.session
+def serve(session: nox.Session) -> None:
+    """Live preview of one edition on http://127.0.0.1:8000/ (``nox -s serve -- zh_CN``)."""
+    install(session, "docs", "serve")
+    language = session.posargs[0] if session.posargs else "en"
+    if language not in LANGUAGES:
+        session.error(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
+    session.run(
+        "sphinx-autobuild",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "8000",
+        "--watch",
+        str(ROOT / "src"),
+        "--watch",
+        str(ROOT / "gallery"),
+        "-D",
+        f"language={language}",
+        "-d",
+        str(BUILD / "doctrees" / f"serve-{language}"),
+        str(DOCS),
+        str(BUILD / "serve" / language),
+    )
+
+
+@nox.session
+def i18n(session: nox.Session) -> None:
+    """Refresh the zh_CN catalogs from the English source (gettext -> sphinx-intl update)."""
+    install(session, "docs")
+    pot = BUILD / "gettext"
+    session.run(
+        "sphinx-build", "-b", "gettext", "-q", "-d", str(BUILD / "doctrees" / "gettext"),
+        str(DOCS), str(pot),
+    )  # fmt: skip
+    session.run(
+        "sphinx-intl", "update", "-p", str(pot), "-d", str(DOCS / "locales"), "-l", "zh_CN",
+        "-w", "0",
+    )  # fmt: skip
+
+
+@nox.session
+def inventories(session: nox.Session) -> None:
+    """Refresh the committed intersphinx inventories (download when online, else generate)."""
+    install(session)
+    session.run("python", str(DOCS / "_inv" / "refresh.py"), *session.posargs)

@@ -1,0 +1,69 @@
+"""Safe conversion of a tensor to NumPy, whatever its device and autograd state."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["to_numpy"]
+
+
+def to_numpy(tensor: torch.Tensor, *, copy: bool = False) -> npt.NDArray[np.generic]:
+    """Return the values of ``tensor`` as a NumPy array.
+
+    :meth:`torch.Tensor.numpy` refuses a tensor that requires grad and a tensor that
+    lives on a GPU. This helper does the two steps a reader would otherwise write by
+    hand, in the order that costs least: :meth:`~torch.Tensor.detach` (free: no copy,
+    it only drops the autograd history), then :meth:`~torch.Tensor.cpu` (a copy only
+    when the tensor is not already on the CPU).
+
+    Args:
+        tensor: any dense tensor on any device.
+        copy: if ``False`` (the default) a CPU tensor shares its memory with the
+            returned array, exactly as :meth:`torch.Tensor.numpy` does; pass ``True``
+            to get an independent array.
+
+    Returns:
+        A NumPy array with the same shape and the matching dtype.
+
+    Raises:
+        TypeError: if ``tensor`` is not a :class:`torch.Tensor`.
+        ValueError: if ``tensor`` is sparse, or of a dtype NumPy has no equivalent for
+            (for example ``torch.bfloat16``).
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.convert import to_numpy
+        >>> w = torch.tensor([1.0, 2.0], requires_grad=True)
+        >>> to_numpy(w)
+        array([1., 2.], dtype=float32)
+
+        Without ``copy=True`` the array and the tensor share memory:
+
+        >>> a = to_numpy(w)
+        >>> with torch.no_grad():
+        ...     w[0] = 10.0
+        >>> a
+        array([10.,  2.], dtype=float32)
+        >>> to_numpy(w, copy=True) is a
+        False
+    """
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"to_numpy() expects a torch.Tensor, got {type(tensor).__name__}")
+    if tensor.layout != torch.strided:
+        raise ValueError(
+            f"to_numpy() needs a dense (strided) tensor, got layout {tensor.layout}; "
+            "call .to_dense() first"
+        )
+    try:
+        array = tensor.detach().cpu().numpy()
+    except TypeError as error:  # torch's word for "NumPy has no such dtype"
+        raise ValueError(
+            f"NumPy has no dtype matching {tensor.dtype}; convert first, e.g. .float()"
+        ) from error
+    return array.copy() if copy else array
