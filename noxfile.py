@@ -53,6 +53,27 @@ def install(session: nox.Session, *extras: str, torch: bool = True) -> None:
     stamp.write_text(key)
 
 
+def ensure_system_commands(session: nox.Session, packages: dict[str, str]) -> None:
+    """Make sure each command exists, installing its Debian package when we can (root + apt).
+
+    ``packages`` maps a command to the Debian package that provides it.
+    """
+    missing = {cmd: pkg for cmd, pkg in packages.items() if shutil.which(cmd) is None}
+    if not missing:
+        return
+    names = sorted(set(missing.values()))
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        session.log(f"installing {', '.join(names)} with apt-get (missing: {', '.join(missing)})")
+        env = {"DEBIAN_FRONTEND": "noninteractive"}
+        session.run("apt-get", "update", "-qq", external=True, env=env)
+        session.run("apt-get", "install", "-y", "-qq", *names, external=True, env=env)
+        return
+    session.error(
+        f"missing command(s) {', '.join(missing)}: install {', '.join(names)} "
+        "(e.g. `sudo apt-get install " + " ".join(names) + "`) and run again"
+    )
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) on everything, mypy --strict on src/ptnotes."""
@@ -64,9 +85,10 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Unit tests of the package and the project's own checks (tests/)."""
+    """Unit tests of the package and the project's own checks (tests/, except tests/site)."""
+    ensure_system_commands(session, {"msgfmt": "gettext"})
     install(session, "test", "docs")
-    session.run("pytest", "tests", *session.posargs)
+    session.run("pytest", "tests", "--ignore=tests/site", *session.posargs)
 
 
 @nox.session
@@ -110,6 +132,14 @@ def sphinx_build(session: nox.Session, language: str, *extra: str) -> None:
     )
 
 
+def gettext_build(session: nox.Session) -> None:
+    """Extract the English messages into build/gettext/*.pot."""
+    session.run(
+        "sphinx-build", "-b", "gettext", "-q", "-d", str(BUILD / "doctrees" / "gettext"),
+        str(DOCS), str(BUILD / "gettext"),
+    )  # fmt: skip
+
+
 @nox.session
 def docs(session: nox.Session) -> None:
     """Build both editions into build/html/{en,zh_CN}/ plus a root page that picks one.
@@ -118,12 +148,30 @@ def docs(session: nox.Session) -> None:
     sphinx-gallery's cache up to date and executes none.
     """
     install(session, "docs")
-    for language in LANGUAGES:
-        session.log(f"building the {language} edition")
-        sphinx_build(session, language, *session.posargs)
+    session.log("building the en edition (executes changed gallery scripts)")
+    sphinx_build(session, "en", *session.posargs)
+    session.log("checking that the zh_CN catalogs hold every message of the English source")
+    gettext_build(session)
+    session.run("python", str(ROOT / "tests" / "i18n_check.py"), "sync", str(BUILD / "gettext"))
+    session.log("building the zh_CN edition (executes no gallery script)")
+    sphinx_build(session, "zh_CN", *session.posargs)
     shutil.copyfile(DOCS / "_root" / "index.html", BUILD / "html" / "index.html")
     shutil.copyfile(DOCS / "_static" / "favicon.svg", BUILD / "html" / "favicon.svg")
     session.log(f"site ready: open {BUILD / 'html' / 'index.html'}")
+
+
+@nox.session
+def browser(session: nox.Session) -> None:
+    """The built site in a real Chromium (both editions), link check, HTML validation.
+
+    Needs `nox -s docs` first. Uses Debian's Chromium (installed with apt-get when missing and
+    run as root); Playwright drives it, without downloading a browser of its own.
+    """
+    ensure_system_commands(session, {"chromium": "chromium", "java": "default-jre-headless"})
+    install(session, "test", "site")
+    if not (BUILD / "html" / "en" / "index.html").exists():
+        session.error("no site in build/html: run `nox -s docs` first")
+    session.run("pytest", "tests/site", *session.posargs)
 
 
 @nox.session
@@ -156,14 +204,10 @@ def serve(session: nox.Session) -> None:
 def i18n(session: nox.Session) -> None:
     """Refresh the zh_CN catalogs from the English source (gettext -> sphinx-intl update)."""
     install(session, "docs")
-    pot = BUILD / "gettext"
+    gettext_build(session)
     session.run(
-        "sphinx-build", "-b", "gettext", "-q", "-d", str(BUILD / "doctrees" / "gettext"),
-        str(DOCS), str(pot),
-    )  # fmt: skip
-    session.run(
-        "sphinx-intl", "update", "-p", str(pot), "-d", str(DOCS / "locales"), "-l", "zh_CN",
-        "-w", "0",
+        "sphinx-intl", "update", "-p", str(BUILD / "gettext"), "-d", str(DOCS / "locales"),
+        "-l", "zh_CN", "-w", "0",
     )  # fmt: skip
 
 

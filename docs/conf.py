@@ -26,6 +26,7 @@ extensions = [
     "sphinx_design",
     "sphinx_gallery.gen_gallery",
     "ptnotes_site",  # docs/_ext/ptnotes_site.py: language switcher + zh search fix
+    "ptnotes_claims",  # docs/_ext/ptnotes_claims.py: the claims ledger and errata
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
@@ -39,6 +40,7 @@ exclude_patterns = [
     "auto_examples/*.md5",
     "auto_examples/*.pickle",
     "locales",
+    "claims",
 ]
 templates_path = ["_templates"]
 nitpicky = True

@@ -1,0 +1,138 @@
+"""The claims ledger: ``docs/claims/*.toml`` rendered as the ledger and errata pages.
+
+Each entry names a claim made by one of the source notes, its status on the installed torch
+(holds / wrong / changed / typo) and the labelled section whose doctests verify it. Two
+directives render the ledger as MyST, so the text goes through the normal translation flow:
+
+``{claims-ledger}`` (option ``:seed:``)
+    the claims of one source note as a table;
+``{claims-errata}`` (option ``:status:``)
+    the claims of one status other than ``holds``, with what really happens.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from docutils.statemachine import StringList
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+STATUSES = ("holds", "wrong", "changed", "typo")
+SEEDS = {
+    "000": "Note A — tensor vs Tensor, detach and .data",
+    "002": "Note B — clone, detach and .data",
+    "003": "Note C — interview questions on autograd and nn",
+}
+FIELDS = ("id", "seed", "claim", "status", "page", "anchor")
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    seed: str
+    claim: str
+    status: str
+    page: str
+    anchor: str
+    reality: str = ""
+    source: str = ""
+
+
+def load_claims(folder: Path) -> list[Claim]:
+    """Read and validate every ledger file of ``folder``; raise ValueError on a bad entry."""
+    claims: list[Claim] = []
+    seen: set[str] = set()
+    for path in sorted(folder.glob("*.toml")):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        for index, entry in enumerate(data.get("claim", [])):
+            where = f"{path.name}, claim #{index + 1}"
+            missing = [f for f in FIELDS if not str(entry.get(f, "")).strip()]
+            if missing:
+                raise ValueError(f"{where}: missing field(s) {', '.join(missing)}")
+            unknown = set(entry) - set(FIELDS) - {"reality"}
+            if unknown:
+                raise ValueError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+            if entry["status"] not in STATUSES:
+                raise ValueError(f"{where}: status {entry['status']!r} not in {STATUSES}")
+            if entry["seed"] not in SEEDS:
+                raise ValueError(f"{where}: seed {entry['seed']!r} not in {sorted(SEEDS)}")
+            if entry["status"] != "holds" and not str(entry.get("reality", "")).strip():
+                raise ValueError(f"{where}: status {entry['status']} needs a 'reality' line")
+            if entry["id"] in seen:
+                raise ValueError(f"{where}: duplicate id {entry['id']!r}")
+            seen.add(entry["id"])
+            claims.append(Claim(**entry, source=path.name))
+    return claims
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split())
+
+
+class _ClaimsDirective(SphinxDirective):
+    has_content = False
+
+    def claims(self) -> list[Claim]:
+        folder = Path(self.env.srcdir) / "claims"
+        for path in folder.glob("*.toml"):
+            self.env.note_dependency(str(path))
+        return load_claims(folder)
+
+    def render(self, lines: list[str]) -> list[nodes.Node]:
+        container = nodes.container()
+        self.state.nested_parse(StringList(lines, source=self.env.docname), 0, container)
+        return list(container.children)
+
+
+class ClaimsLedger(_ClaimsDirective):
+    """A table of the claims of one source note (``:seed:``), or of all notes."""
+
+    option_spec = {"seed": directives.unchanged}
+
+    def run(self) -> list[nodes.Node]:
+        seed = self.options.get("seed", "").strip("\"' ") or None
+        claims = [c for c in self.claims() if seed is None or c.seed == seed]
+        if not claims:
+            raise self.error(f"the ledger (docs/claims/*.toml) has no claim for seed {seed!r}")
+        lines = [":::{list-table}", ":header-rows: 1", ":widths: 55 12 33", ""]
+        lines += ["* - Claim", "  - Status", "  - Verified in"]
+        for claim in claims:
+            lines += [
+                f"* - {_cell(claim.claim)}",
+                f"  - {claim.status}",
+                f"  - {{ref}}`{claim.anchor}`",
+            ]
+        lines += [":::", ""]
+        return self.render(lines)
+
+
+class ClaimsErrata(_ClaimsDirective):
+    """The claims of one ``:status:`` (wrong, changed or typo), with what really happens."""
+
+    option_spec = {"status": lambda value: directives.choice(value, STATUSES[1:])}
+
+    def run(self) -> list[nodes.Node]:
+        status = self.options.get("status", "wrong")
+        lines: list[str] = []
+        for claim in self.claims():
+            if claim.status == status:
+                lines += [
+                    f"- **{_cell(claim.claim)}**",
+                    "",
+                    f"  {_cell(claim.reality)} ({{ref}}`{claim.anchor}`)",
+                    "",
+                ]
+        return self.render(lines)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_directive("claims-ledger", ClaimsLedger)
+    app.add_directive("claims-errata", ClaimsErrata)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

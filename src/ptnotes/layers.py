@@ -1,0 +1,200 @@
+"""Custom layers written the way ``torch/nn/modules/linear.py`` writes its own."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = ["ConvBNReLU", "Linear"]
+
+
+def _check_positive_int(value: object, name: str, owner: str) -> int:
+    """Return ``value`` if it is an ``int`` (not a ``bool``) of at least 1, else raise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{owner}() expects {name} to be an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{owner}() expects {name} >= 1, got {value}")
+    return value
+
+
+class Linear(nn.Module):
+    r"""An affine map :math:`y = x W^\top + b`, a line-for-line twin of :class:`torch.nn.Linear`.
+
+    The class does the four things a layer does, in order: ``__init__`` declares the
+    parameters (as :class:`torch.nn.Parameter`, so that
+    :meth:`~torch.nn.Module.parameters` finds them), :meth:`reset_parameters` initialises
+    them, :meth:`forward` computes through :func:`torch.nn.functional.linear`, and
+    :meth:`extra_repr` describes the configuration in ``print(model)``.
+
+    The initialisation consumes the random generator exactly as :class:`torch.nn.Linear`
+    does, so under the same seed the two layers hold equal weights and give equal
+    outputs and gradients.
+
+    Args:
+        in_features: size of the last dimension of the input, at least 1.
+        out_features: size of the last dimension of the output, at least 1.
+        bias: if ``False`` the layer learns no additive bias (``bias`` is then
+            registered as ``None``, as in :class:`torch.nn.Linear`).
+        device: where to allocate the parameters; ``None`` means the default device.
+        dtype: floating dtype of the parameters; ``None`` means the default dtype.
+
+    Raises:
+        TypeError: if ``in_features`` or ``out_features`` is not an ``int``, ``bias``
+            is not a ``bool``, or ``dtype`` is not a :class:`torch.dtype`.
+        ValueError: if ``in_features`` or ``out_features`` is below 1, or ``dtype``
+            is not a floating point dtype.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.layers import Linear
+        >>> _ = torch.manual_seed(0)
+        >>> layer = Linear(3, 2)
+        >>> layer
+        Linear(in_features=3, out_features=2, bias=True)
+        >>> [name for name, _ in layer.named_parameters()]
+        ['weight', 'bias']
+        >>> layer(torch.ones(4, 3)).shape
+        torch.Size([4, 2])
+
+        The same seed gives the same weights as :class:`torch.nn.Linear`:
+
+        >>> _ = torch.manual_seed(0)
+        >>> reference = torch.nn.Linear(3, 2)
+        >>> torch.equal(layer.weight, reference.weight)
+        True
+        >>> Linear(3, 2, bias=False).bias is None
+        True
+    """
+
+    in_features: int
+    out_features: int
+    weight: torch.Tensor
+    bias: torch.Tensor | None
+
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: torch.device | str | None = None,
+        dtype: torch.dtype | None = None,
+    ) -> None:
+        _check_positive_int(in_features, "in_features", "Linear")
+        _check_positive_int(out_features, "out_features", "Linear")
+        if not isinstance(bias, bool):
+            raise TypeError(f"Linear() expects bias to be a bool, got {type(bias).__name__}")
+        if dtype is not None:
+            if not isinstance(dtype, torch.dtype):
+                raise TypeError(
+                    "Linear() expects dtype to be a torch.dtype or None, "
+                    f"got {type(dtype).__name__}"
+                )
+            if not dtype.is_floating_point:
+                raise ValueError(f"Linear() expects a floating point dtype, got {dtype}")
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = nn.Parameter(
+            torch.empty((out_features, in_features), device=device, dtype=dtype)
+        )
+        if bias:
+            self.bias = nn.Parameter(torch.empty(out_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw fresh values for ``weight`` and ``bias``, exactly as :class:`torch.nn.Linear` does.
+
+        ``kaiming_uniform_`` with ``a=sqrt(5)`` has the bound
+        ``gain * sqrt(3 / fan_in)`` with ``gain = sqrt(2 / (1 + a**2)) = sqrt(1 / 3)``,
+        which is ``1 / sqrt(fan_in)``: the weight and the bias are both drawn from
+        ``U(-1/sqrt(in_features), 1/sqrt(in_features))``, weight first.
+        """
+        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features)
+            nn.init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
+        """Return ``input @ weight.T + bias`` over the last dimension of ``input``."""
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        """Describe the configuration, as shown inside ``Linear(...)`` by ``print``."""
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+class ConvBNReLU(nn.Sequential):
+    """The block ``Conv2d(bias=False) -> BatchNorm2d -> ReLU`` as one reusable module.
+
+    The convolution has no bias because the batch norm right after it would cancel it:
+    in training mode :class:`torch.nn.BatchNorm2d` subtracts the per-channel mean of the
+    batch, and a per-channel constant added by the convolution shifts that mean by
+    exactly the same constant. The bias would cost parameters and compute and learn
+    nothing; the batch norm's own ``bias`` (its shift ``beta``) plays its role.
+
+    Being a :class:`torch.nn.Sequential`, the block keeps the children ``"0"`` (conv),
+    ``"1"`` (batch norm) and ``"2"`` (ReLU), so its ``state_dict`` keys read
+    ``0.weight``, ``1.running_mean``, and so on.
+
+    Args:
+        in_channels: number of input channels, at least 1.
+        out_channels: number of output channels, at least 1.
+        kernel_size: side of the square kernel, at least 1.
+        stride: stride of the convolution, at least 1.
+        padding: zero padding on each side; ``None`` (the default) means
+            ``kernel_size // 2``, which keeps the spatial size for an odd kernel at
+            stride 1.
+
+    Raises:
+        TypeError: if an argument is not an ``int`` (``padding`` may also be ``None``).
+        ValueError: if a size or the stride is below 1, or ``padding`` is negative.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.layers import ConvBNReLU
+        >>> block = ConvBNReLU(3, 8)
+        >>> block
+        ConvBNReLU(
+          (0): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False)
+          (1): BatchNorm2d(8, eps=1e-05, momentum=0.1, affine=True, ...)
+          (2): ReLU()
+        )
+        >>> block(torch.randn(2, 3, 5, 5)).shape
+        torch.Size([2, 8, 5, 5])
+        >>> ConvBNReLU(3, 8, stride=2)(torch.randn(2, 3, 5, 5)).shape
+        torch.Size([2, 8, 3, 3])
+    """
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int = 3,
+        stride: int = 1,
+        padding: int | None = None,
+    ) -> None:
+        _check_positive_int(in_channels, "in_channels", "ConvBNReLU")
+        _check_positive_int(out_channels, "out_channels", "ConvBNReLU")
+        _check_positive_int(kernel_size, "kernel_size", "ConvBNReLU")
+        _check_positive_int(stride, "stride", "ConvBNReLU")
+        if padding is None:
+            padding = kernel_size // 2
+        elif isinstance(padding, bool) or not isinstance(padding, int):
+            raise TypeError(
+                f"ConvBNReLU() expects padding to be an int or None, got {type(padding).__name__}"
+            )
+        elif padding < 0:
+            raise ValueError(f"ConvBNReLU() expects padding >= 0, got {padding}")
+        super().__init__(
+            nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding, bias=False),
+            nn.BatchNorm2d(out_channels),
+            nn.ReLU(),
+        )
