@@ -95,8 +95,10 @@ def glossary_terms(locale_dir: Path = LOCALE) -> list[Term]:
             inside = False
         elif inside and line and not line[0].isspace():
             english.append(line.strip())
-    catalog = dict((m, s) for m, s, _ in messages(read_catalog(locale_dir / "glossary.po")))
-    return [Term(term, catalog.get(term, "")) for term in english]
+    catalog = {m: s for m, s, _ in messages(read_catalog(locale_dir / "glossary.po"))}
+    # The zh glossary writes each term as "中文" + FULLWIDTH "(" + "English" + ")": the part
+    # before the fullwidth parenthesis is the Chinese term.
+    return [Term(term, catalog.get(term, "").split("\uff08")[0].strip()) for term in english]
 
 
 def glossary_violations(locale_dir: Path = LOCALE) -> list[str]:

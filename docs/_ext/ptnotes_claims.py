@@ -13,10 +13,9 @@ directives render the ledger as MyST, so the text goes through the normal transl
 from __future__ import annotations
 
 import tomllib
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -94,7 +93,7 @@ class _ClaimsDirective(SphinxDirective):
 class ClaimsLedger(_ClaimsDirective):
     """A table of the claims of one source note (``:seed:``), or of all notes."""
 
-    option_spec = {"seed": directives.unchanged}
+    option_spec: ClassVar[dict[str, Any]] = {"seed": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
         seed = self.options.get("seed", "").strip("\"' ") or None
@@ -116,7 +115,9 @@ class ClaimsLedger(_ClaimsDirective):
 class ClaimsErrata(_ClaimsDirective):
     """The claims of one ``:status:`` (wrong, changed or typo), with what really happens."""
 
-    option_spec = {"status": lambda value: directives.choice(value, STATUSES[1:])}
+    option_spec: ClassVar[dict[str, Any]] = {
+        "status": lambda value: directives.choice(value, STATUSES[1:])
+    }
 
     def run(self) -> list[nodes.Node]:
         status = self.options.get("status", "wrong")

@@ -33,8 +33,7 @@ def to_numpy(tensor: torch.Tensor, *, copy: bool = False) -> npt.NDArray[np.gene
 
     Raises:
         TypeError: if ``tensor`` is not a :class:`torch.Tensor`.
-        ValueError: if ``tensor`` is sparse, or of a dtype NumPy has no equivalent for
-            (for example ``torch.bfloat16``).
+        ValueError: if ``tensor`` is sparse, or its dtype has no NumPy twin (``bfloat16``).
 
     Examples:
         >>> import torch
