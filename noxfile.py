@@ -95,7 +95,10 @@ def tests(session: nox.Session) -> None:
 def doctest(session: nox.Session) -> None:
     """Every example of the pages (docs/**/*.md) and docstrings (src/ptnotes), on CPU."""
     install(session, "test")
-    session.run("pytest", "docs", "src", *session.posargs, env={"PTNOTES_DOCTEST_DEVICE": "cpu"})
+    session.run(
+        "pytest", "README.md", "docs", "src", *session.posargs,
+        env={"PTNOTES_DOCTEST_DEVICE": "cpu"},
+    )  # fmt: skip
 
 
 @nox.session(venv_params=["--system-site-packages"])
@@ -109,6 +112,7 @@ def doctest_cuda(session: nox.Session) -> None:
     session.install("-c", str(CONSTRAINTS), "pytest", "sybil")
     session.run(
         "pytest",
+        "README.md",
         "docs",
         "src",
         *session.posargs,

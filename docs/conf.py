@@ -59,7 +59,7 @@ gettext_uuid = False
 # -- autodoc ------------------------------------------------------------------
 autodoc_typehints = "description"
 autodoc_member_order = "bysource"
-autodoc_default_options = {"members": True, "show-inheritance": False}
+autodoc_default_options = {"members": True}  # any value, even False, would turn an option on
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 

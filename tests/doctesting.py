@@ -210,7 +210,7 @@ def _restore_state(namespace: dict[str, Any]) -> None:
 
 
 def sybils(root: Path, device: str | None = None) -> SybilCollection:
-    """The Sybil instances for the pages (``root/docs``) and docstrings (``root/src``)."""
+    """The Sybil instances for the pages (``root/docs``), docstrings (``root/src``), README."""
     device = device or target_device()
     evaluator = DeviceAwareEvaluator(device)
     setup, teardown = _reset_state(device), _restore_state
@@ -234,7 +234,17 @@ def sybils(root: Path, device: str | None = None) -> SybilCollection:
         teardown=teardown,
         name="docstrings",
     )
-    return pages + docstrings
+    readme = Sybil(
+        parsers=[PyconParser(evaluator), PythonFenceParser(evaluator)],
+        path=str(root),
+        filenames=["README.md"],
+        setup=setup,
+        teardown=teardown,
+        name="readme",
+    )
+    collection = pages + docstrings
+    collection.append(readme)
+    return collection
 
 
 __all__ = [

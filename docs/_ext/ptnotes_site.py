@@ -3,6 +3,8 @@
 * The pydata theme's version switcher serves as the language switcher. ``-D language=zh_CN``
   is applied after ``conf.py`` runs, so the switcher's ``version_match`` is set here, in a
   ``config-inited`` hook, from the final ``language``.
+* autodoc names torch classes by their defining module (``torch.nn.modules.linear.Linear``);
+  a ``missing-reference`` handler resolves them through their public names.
 * Sphinx 9.0.x writes ``window.Stemmer = ChineseStemmer;`` into the zh edition's
   ``language_data.js``, a class that does not exist: every page logs a ReferenceError and
   search hangs (sphinx-doc/sphinx#14229, fixed upstream in releases that need Python 3.12).
@@ -15,9 +17,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from docutils import nodes
+from sphinx.addnodes import pending_xref
 from sphinx.application import Sphinx
 from sphinx.config import Config
+from sphinx.environment import BuildEnvironment
+from sphinx.ext.intersphinx import missing_reference
 from sphinx.search.zh import SearchChinese
+
+#: Public namespaces under which torch documents objects that it defines in private modules
+#: (``torch.nn.modules.linear.Linear`` is documented as ``torch.nn.Linear``), tried in order.
+TORCH_PUBLIC_NAMESPACES = ("torch.nn", "torch.optim", "torch.utils.data", "torch.autograd", "torch")
 
 
 class SearchChineseFixedStemmer(SearchChinese):
@@ -34,7 +44,34 @@ def _set_language_switcher(app: Sphinx, config: Config) -> None:
     config.html_theme_options = options
 
 
+def _torch_public_name(
+    app: Sphinx, env: BuildEnvironment, node: pending_xref, contnode: nodes.TextElement
+) -> nodes.reference | None:
+    """Resolve a torch object named by its defining module through its public name.
+
+    autodoc writes type hints with the module where a class is defined
+    (``torch.nn.modules.module.Module``, ``torch._C.Generator``); the torch inventory lists the
+    public names. Try the object's name under each public namespace until intersphinx resolves
+    one; leave everything else to the normal nitpicky warning.
+    """
+    target = node.get("reftarget", "")
+    if not target.startswith("torch.") or node.get("refdomain") != "py":
+        return None
+    name = target.rsplit(".", 1)[-1]
+    for namespace in TORCH_PUBLIC_NAMESPACES:
+        candidate = f"{namespace}.{name}"
+        if candidate == target:
+            continue
+        trial = node.deepcopy()
+        trial["reftarget"] = candidate
+        resolved = missing_reference(app, env, trial, contnode)
+        if resolved is not None:
+            return resolved
+    return None
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _set_language_switcher)
+    app.connect("missing-reference", _torch_public_name)
     app.add_search_language(SearchChineseFixedStemmer)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
