@@ -27,6 +27,7 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "ptnotes_site",  # docs/_ext/ptnotes_site.py: language switcher + zh search fix
     "ptnotes_claims",  # docs/_ext/ptnotes_claims.py: the claims ledger and errata
+    "ptnotes_interview",  # docs/_ext/ptnotes_interview.py: the interview index
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}

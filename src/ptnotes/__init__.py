@@ -1,10 +1,49 @@
 """ptnotes: reference implementations of PyTorch fundamentals, each verified by doctests.
 
-Every public name is documented with runnable examples in the API reference; the
-pages of the ptnotes site import from here so that code lives in one place.
+One concept per submodule; ``import ptnotes`` makes all of them available:
+
+==========================  ===========================================================
+:mod:`ptnotes.convert`      tensors to NumPy, whatever their device and autograd state
+:mod:`ptnotes.layers`       a ``Linear`` written like ``torch.nn.Linear``; Conv-BN-ReLU
+:mod:`ptnotes.functions`    custom ``torch.autograd.Function`` classes
+:mod:`ptnotes.sequential`   the three ways to build an ``nn.Sequential``
+:mod:`ptnotes.init`         weight initialisation by ``isinstance``, and its pitfalls
+:mod:`ptnotes.data`         batched in-memory datasets, samplers and loaders
+:mod:`ptnotes.models`       a small CNN to fine-tune without downloads
+:mod:`ptnotes.finetune`     freezing, head replacement, optimizer parameter groups
+:mod:`ptnotes.training`     one training step, and gradient accumulation
+:mod:`ptnotes.graph`        the autograd graph as a text tree or Graphviz DOT
+:mod:`ptnotes.distributed`  run a function on N processes with a process group
+==========================  ===========================================================
 """
 
+from ptnotes import (
+    convert,
+    data,
+    distributed,
+    finetune,
+    functions,
+    graph,
+    init,
+    layers,
+    models,
+    sequential,
+    training,
+)
 from ptnotes.convert import to_numpy
 
-__all__ = ["to_numpy"]
+__all__ = [
+    "convert",
+    "data",
+    "distributed",
+    "finetune",
+    "functions",
+    "graph",
+    "init",
+    "layers",
+    "models",
+    "sequential",
+    "to_numpy",
+    "training",
+]
 __version__ = "0.1.0"

@@ -142,7 +142,11 @@ class ConvBNReLU(nn.Sequential):
 
     Being a :class:`torch.nn.Sequential`, the block keeps the children ``"0"`` (conv),
     ``"1"`` (batch norm) and ``"2"`` (ReLU), so its ``state_dict`` keys read
-    ``0.weight``, ``1.running_mean``, and so on.
+    ``0.weight``, ``1.running_mean``, and so on. Indexing (``block[0]``) and iterating
+    work; slicing does not: :class:`torch.nn.Sequential` builds a slice by calling
+    ``type(self)(OrderedDict(...))``, which this ``__init__`` (like that of any
+    subclass with other arguments) does not accept. Write
+    ``nn.Sequential(*list(block)[:2])`` instead.
 
     Args:
         in_channels: number of input channels, at least 1.
@@ -171,6 +175,11 @@ class ConvBNReLU(nn.Sequential):
         torch.Size([2, 8, 5, 5])
         >>> ConvBNReLU(3, 8, stride=2)(torch.randn(2, 3, 5, 5)).shape
         torch.Size([2, 8, 3, 3])
+        >>> torch.nn.Sequential(*list(block)[:2])
+        Sequential(
+          (0): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False)
+          (1): BatchNorm2d(8, ...)
+        )
     """
 
     def __init__(

@@ -1,0 +1,513 @@
+"""Batched loading of in-memory tensors: one indexing operation per batch, sharded safely."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence, Sized
+from typing import Any, TypeVar, cast, overload
+
+import torch
+from torch.utils.data import DataLoader, Dataset, IterableDataset, Sampler, get_worker_info
+
+__all__ = ["BatchIndexSampler", "ShardedIterableDataset", "TensorBatchDataset", "batched_loader"]
+
+T = TypeVar("T")
+
+Batch = tuple[torch.Tensor, ...]
+
+
+def _check_int(function: str, name: str, value: object, minimum: int) -> int:
+    """Return ``value`` if it is an ``int`` (not a ``bool``) >= ``minimum``, else raise."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{function} expects {name} to be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{function} expects {name} >= {minimum}, got {value}")
+    return value
+
+
+def _check_replicas(function: str, num_replicas: object, rank: object) -> tuple[int, int]:
+    """Validate a (``num_replicas``, ``rank``) pair the way DistributedSampler does."""
+    replicas = _check_int(function, "num_replicas", num_replicas, 1)
+    rank_ = _check_int(function, "rank", rank, 0)
+    if rank_ >= replicas:
+        raise ValueError(
+            f"{function} expects 0 <= rank < num_replicas, got rank={rank_} "
+            f"with num_replicas={replicas}"
+        )
+    return replicas, rank_
+
+
+def _index_tensor(function: str, indices: object) -> torch.Tensor:
+    """Turn a 1-D integer tensor or a sequence of ints into a 1-D int64 CPU tensor."""
+    if isinstance(indices, torch.Tensor):
+        if indices.ndim != 1 or indices.dtype not in (torch.int64, torch.int32):
+            raise ValueError(
+                f"{function} expects indices as a 1-D int64 or int32 tensor, got "
+                f"ndim={indices.ndim}, dtype={indices.dtype}"
+            )
+        return indices
+    if isinstance(indices, Sequence) and not isinstance(indices, str | bytes):
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in indices):
+            raise TypeError(f"{function} expects indices to be ints, got {list(indices)!r}")
+        return torch.tensor(list(indices), dtype=torch.int64, device="cpu")
+    raise TypeError(
+        f"{function} expects indices as a sequence of ints or a 1-D integer tensor, "
+        f"got {type(indices).__name__}"
+    )
+
+
+class TensorBatchDataset(Dataset[Batch]):
+    """A map-style dataset over in-memory tensors that share their first dimension.
+
+    Like :class:`torch.utils.data.TensorDataset`, sample ``i`` is
+    ``tuple(t[i] for t in tensors)``. The difference is in batches:
+    :meth:`__getitems__` (and :meth:`__getitem__` given an index tensor) return a
+    whole batch with **one** indexing operation per tensor, instead of ``B`` single-row
+    lookups followed by a ``torch.stack`` in ``collate_fn``. For in-memory data that
+    per-sample path, not the model, is often what limits throughput.
+
+    Note:
+        PyTorch documents :meth:`__getitems__` as returning a *list of samples* that
+        ``collate_fn`` then merges. This one returns the already-merged batch, so a
+        :class:`~torch.utils.data.DataLoader` with automatic batching
+        (``batch_size=B``) must be given a pass-through ``collate_fn`` (for example
+        ``collate_fn=lambda batch: batch``); :func:`batched_loader` avoids the question
+        by turning automatic batching off.
+
+    Args:
+        *tensors: one or more tensors with the same size in dimension 0.
+
+    Raises:
+        TypeError: if an argument is not a :class:`torch.Tensor`.
+        ValueError: if no tensor is given, a tensor is 0-dimensional, or the sizes
+            of dimension 0 differ.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.data import TensorBatchDataset
+        >>> x = torch.arange(12.0).reshape(6, 2)
+        >>> y = torch.tensor([0, 1, 0, 1, 0, 1])
+        >>> dataset = TensorBatchDataset(x, y)
+        >>> dataset
+        TensorBatchDataset(len=6, shapes=[(6, 2), (6,)])
+        >>> dataset[1]
+        (tensor([2., 3.]), tensor(1))
+        >>> xb, yb = dataset.__getitems__([4, 0, 5])
+        >>> xb
+        tensor([[ 8.,  9.],
+                [ 0.,  1.],
+                [10., 11.]])
+        >>> yb
+        tensor([0, 0, 1])
+    """
+
+    def __init__(self, *tensors: torch.Tensor) -> None:
+        if not tensors:
+            raise ValueError("TensorBatchDataset() needs at least one tensor, got none")
+        for position, tensor in enumerate(tensors):
+            if not isinstance(tensor, torch.Tensor):
+                raise TypeError(
+                    f"TensorBatchDataset() expects tensors, got {type(tensor).__name__} "
+                    f"at position {position}"
+                )
+            if tensor.ndim == 0:
+                raise ValueError(
+                    f"TensorBatchDataset() needs tensors with at least one dimension; "
+                    f"the tensor at position {position} is 0-dimensional"
+                )
+        sizes = [tensor.shape[0] for tensor in tensors]
+        if len(set(sizes)) != 1:
+            raise ValueError(
+                f"TensorBatchDataset() needs tensors of equal size in dimension 0, got {sizes}"
+            )
+        self.tensors: Batch = tuple(tensors)
+
+    def __getitem__(self, index: int | slice | torch.Tensor | Sequence[int]) -> Batch:
+        """Return sample ``index`` (an int), or a batch (a slice, or indices).
+
+        Args:
+            index: an ``int`` for one sample; a ``slice``, a 1-D integer tensor or a
+                sequence of ints for a batch (one indexing operation per tensor).
+
+        Returns:
+            A tuple with one tensor per dataset tensor; a row of each for an ``int``, a
+            batch of rows otherwise.
+
+        Raises:
+            TypeError: if ``index`` is of another type.
+            ValueError: if an index tensor is not 1-D and integer.
+            IndexError: if an index is out of range.
+        """
+        if isinstance(index, int | slice) and not isinstance(index, bool):
+            return tuple(tensor[index] for tensor in self.tensors)
+        rows = _index_tensor("TensorBatchDataset.__getitem__()", index)
+        return tuple(tensor[rows] for tensor in self.tensors)
+
+    def __getitems__(self, indices: Sequence[int] | torch.Tensor) -> Batch:
+        """Return the batch of samples ``indices``: one indexing operation per tensor.
+
+        Args:
+            indices: a sequence of ints or a 1-D integer tensor.
+
+        Returns:
+            A tuple with one tensor per dataset tensor, each of size ``len(indices)``
+            in dimension 0.
+
+        Raises:
+            TypeError: if ``indices`` is not a sequence of ints or a tensor.
+            ValueError: if an index tensor is not 1-D and integer.
+            IndexError: if an index is out of range.
+        """
+        rows = _index_tensor("TensorBatchDataset.__getitems__()", indices)
+        return tuple(tensor[rows] for tensor in self.tensors)
+
+    def __len__(self) -> int:
+        """The number of samples: the common size of dimension 0."""
+        return self.tensors[0].shape[0]
+
+    def __repr__(self) -> str:
+        shapes = ", ".join(str(tuple(tensor.shape)) for tensor in self.tensors)
+        return f"{type(self).__name__}(len={len(self)}, shapes=[{shapes}])"
+
+
+def _rank_share(num_samples: int, num_replicas: int, rank: int) -> tuple[int, int, int]:
+    """``(start, stop, step)`` of the positions rank ``rank`` owns: equal, disjoint shares.
+
+    The ``num_samples % num_replicas`` last positions belong to no rank.
+    """
+    usable = num_samples - num_samples % num_replicas
+    return rank, usable, num_replicas
+
+
+class BatchIndexSampler(Sampler[torch.Tensor]):
+    """Yield one int64 index tensor per batch, sharded across ranks like DistributedSampler.
+
+    Each epoch the sample indices ``0 .. n - 1`` are taken in order (or shuffled), the
+    last ``n % num_replicas`` of them are left out (with shuffling, different ones every
+    epoch), and rank ``r`` takes every ``num_replicas``-th index starting at ``r``; its
+    share is then cut into batches.
+    Every rank therefore gets a disjoint share of the same size ``n // num_replicas``
+    (DistributedSampler's default pads instead, repeating a few samples so that no
+    sample is left out; equal sizes matter because a rank with one batch more would
+    wait forever in the gradient all-reduce).
+
+    Shuffling is reproducible: with ``generator=None`` the permutation of an epoch is
+    drawn from a generator seeded with ``seed + epoch``, so every rank draws the same
+    one. As with DistributedSampler, call :meth:`set_epoch` at the start of every
+    epoch, or each epoch repeats the same order. With a ``generator`` (one replica
+    only), each pass draws a new permutation from it instead.
+
+    Args:
+        data_source: the number of samples, or a sized dataset (its ``len`` is read
+            once, here).
+        batch_size: the number of indices per batch.
+        shuffle: shuffle the positions every epoch.
+        drop_last: drop the last batch of a rank's share if it is smaller than
+            ``batch_size``.
+        generator: the random generator for shuffling, with ``num_replicas=1``.
+        num_replicas: the number of processes sharing the data (the world size).
+        rank: this process's rank, in ``[0, num_replicas)``.
+        seed: the base seed of the shuffle when ``generator`` is ``None``; the same
+            on every rank.
+
+    Raises:
+        TypeError: if ``data_source`` is neither an int nor sized, or an argument has
+            the wrong type.
+        ValueError: if ``batch_size`` or ``num_replicas`` is below 1, ``rank`` is
+            outside ``[0, num_replicas)``, or a ``generator`` is combined with several
+            replicas.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.data import BatchIndexSampler
+        >>> list(BatchIndexSampler(7, batch_size=3))
+        [tensor([0, 1, 2]), tensor([3, 4, 5]), tensor([6])]
+        >>> [list(BatchIndexSampler(7, 2, num_replicas=2, rank=r)) for r in (0, 1)]
+        [[tensor([0, 2]), tensor([4])], [tensor([1, 3]), tensor([5])]]
+        >>> sampler = BatchIndexSampler(6, batch_size=6, shuffle=True, seed=0)
+        >>> first = next(iter(sampler))
+        >>> sampler.set_epoch(1)
+        >>> torch.equal(first, next(iter(sampler)))
+        False
+        >>> sorted(first.tolist())
+        [0, 1, 2, 3, 4, 5]
+    """
+
+    def __init__(
+        self,
+        data_source: int | Sized,
+        batch_size: int,
+        shuffle: bool = False,
+        drop_last: bool = False,
+        generator: torch.Generator | None = None,
+        num_replicas: int = 1,
+        rank: int = 0,
+        seed: int = 0,
+    ) -> None:
+        name = "BatchIndexSampler()"
+        if isinstance(data_source, int) and not isinstance(data_source, bool):
+            num_samples = _check_int(name, "data_source", data_source, 0)
+        elif isinstance(data_source, Sized):
+            num_samples = len(data_source)
+        else:
+            raise TypeError(
+                f"{name} expects data_source to be a number of samples (int) or a sized "
+                f"dataset, got {type(data_source).__name__}"
+            )
+        self.num_samples = num_samples
+        self.batch_size = _check_int(name, "batch_size", batch_size, 1)
+        self.num_replicas, self.rank = _check_replicas(name, num_replicas, rank)
+        if generator is not None and not isinstance(generator, torch.Generator):
+            raise TypeError(
+                f"{name} expects generator to be a torch.Generator or None, "
+                f"got {type(generator).__name__}"
+            )
+        if generator is not None and self.num_replicas > 1:
+            raise ValueError(
+                f"{name} cannot use a generator with num_replicas={self.num_replicas}: "
+                "every rank must draw the same permutation; use seed and set_epoch instead"
+            )
+        self.shuffle = bool(shuffle)
+        self.drop_last = bool(drop_last)
+        self.generator = generator
+        self.seed = _check_int(name, "seed", seed, 0)
+        self.epoch = 0
+
+    @property
+    def share(self) -> int:
+        """How many samples this rank gets per epoch, ``num_samples // num_replicas``."""
+        return self.num_samples // self.num_replicas
+
+    def set_epoch(self, epoch: int) -> None:
+        """Set the epoch, which together with ``seed`` selects the shuffle.
+
+        Args:
+            epoch: the epoch about to start, the same on every rank.
+
+        Raises:
+            TypeError: if ``epoch`` is not an int.
+            ValueError: if ``epoch`` is negative.
+        """
+        self.epoch = _check_int("BatchIndexSampler.set_epoch()", "epoch", epoch, 0)
+
+    def __iter__(self) -> Iterator[torch.Tensor]:
+        if self.shuffle:
+            generator = self.generator
+            if generator is None:
+                generator = torch.Generator(device="cpu")
+                generator.manual_seed(self.seed + self.epoch)
+            order = torch.randperm(self.num_samples, generator=generator, device="cpu")
+        else:
+            order = torch.arange(self.num_samples, device="cpu")
+        start, stop, step = _rank_share(self.num_samples, self.num_replicas, self.rank)
+        mine = order[start:stop:step]
+        for batch in torch.split(mine, self.batch_size):
+            if self.drop_last and batch.numel() < self.batch_size:
+                return
+            yield batch
+
+    def __len__(self) -> int:
+        """The number of batches this rank yields per epoch."""
+        if self.drop_last:
+            return self.share // self.batch_size
+        return math.ceil(self.share / self.batch_size)
+
+
+def _pass_through(batch: T) -> T:
+    """A ``collate_fn`` that returns the batch the dataset built, unchanged."""
+    return batch
+
+
+def batched_loader(
+    dataset: Dataset[T],
+    batch_size: int,
+    *,
+    shuffle: bool = False,
+    drop_last: bool = False,
+    num_workers: int = 0,
+    generator: torch.Generator | None = None,
+    num_replicas: int = 1,
+    rank: int = 0,
+    seed: int = 0,
+    pin_memory: bool = False,
+    timeout: float = 0.0,
+) -> DataLoader[T]:
+    """Return a DataLoader that fetches each batch with one ``dataset[indices]`` call.
+
+    How it works: the :class:`BatchIndexSampler` is passed as ``sampler=`` together with
+    ``batch_size=None``, which turns off the DataLoader's *automatic batching*. With
+    automatic batching (``batch_size=B``) the DataLoader groups ``B`` keys from its
+    sampler, fetches them (``dataset.__getitems__(keys)`` if defined, else ``B`` calls
+    ``dataset[i]``) and merges the samples with ``collate_fn``
+    (:func:`~torch.utils.data.default_collate` stacks them: another copy). With
+    ``batch_size=None`` every key the sampler yields is fetched on its own with
+    ``dataset[key]``; here a key is a whole index tensor, so
+    :meth:`TensorBatchDataset.__getitem__` answers it with one indexing operation per
+    tensor, and nothing is left to collate. ``collate_fn`` still runs on each fetched
+    value; the default for this mode,
+    :func:`~torch.utils.data.default_convert`, would turn the tuple into a list, so
+    a pass-through is used instead and a batch arrives as the tuple the dataset built.
+
+    With ``num_workers > 0`` the sampler still runs in the main process: each worker
+    receives index tensors and returns whole batches.
+
+    Args:
+        dataset: a map-style dataset whose ``__getitem__`` accepts a 1-D int64 index
+            tensor, such as :class:`TensorBatchDataset` or
+            :class:`~torch.utils.data.TensorDataset`.
+        batch_size: the number of samples per batch.
+        shuffle: shuffle every epoch (see :class:`BatchIndexSampler` for the seeding).
+        drop_last: drop each epoch's last, smaller batch.
+        num_workers: the number of worker processes; ``0`` loads in the main process.
+        generator: the shuffle's random generator (single process only).
+        num_replicas: the number of processes sharing the data (the world size).
+        rank: this process's rank.
+        seed: the base seed of the shuffle when ``generator`` is ``None``.
+        pin_memory: copy batches into pinned memory (for faster host-to-GPU copies).
+        timeout: seconds to wait for a batch from a worker; ``0`` waits forever.
+
+    Returns:
+        A DataLoader whose ``sampler`` attribute is the :class:`BatchIndexSampler`
+        (call its ``set_epoch`` every epoch when shuffling).
+
+    Raises:
+        TypeError: if ``dataset`` is not a sized map-style
+            :class:`~torch.utils.data.Dataset`, or an argument has the wrong type.
+        ValueError: if ``batch_size`` is below 1, ``num_workers`` or ``timeout`` is
+            negative, or the sharding arguments are inconsistent.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.data import TensorBatchDataset, batched_loader
+        >>> dataset = TensorBatchDataset(torch.arange(10.0), torch.arange(10) % 2)
+        >>> loader = batched_loader(dataset, batch_size=4)
+        >>> for x, y in loader:
+        ...     print(x.tolist(), y.tolist())
+        [0.0, 1.0, 2.0, 3.0] [0, 1, 0, 1]
+        [4.0, 5.0, 6.0, 7.0] [0, 1, 0, 1]
+        [8.0, 9.0] [0, 1]
+        >>> len(loader), loader.batch_size is None
+        (3, True)
+    """
+    name = "batched_loader()"
+    if not isinstance(dataset, Dataset) or isinstance(dataset, IterableDataset):
+        raise TypeError(
+            f"{name} expects a map-style torch.utils.data.Dataset, got {type(dataset).__name__}"
+        )
+    if not isinstance(dataset, Sized):
+        raise TypeError(f"{name} expects a dataset with __len__, got {type(dataset).__name__}")
+    workers = _check_int(name, "num_workers", num_workers, 0)
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool):
+        raise TypeError(f"{name} expects timeout to be a number, got {type(timeout).__name__}")
+    if timeout < 0:
+        raise ValueError(f"{name} expects timeout >= 0, got {timeout}")
+    sampler = BatchIndexSampler(
+        dataset,
+        batch_size,
+        shuffle=shuffle,
+        drop_last=drop_last,
+        generator=generator,
+        num_replicas=num_replicas,
+        rank=rank,
+        seed=seed,
+    )
+    return DataLoader(
+        dataset,
+        batch_size=None,
+        sampler=sampler,
+        num_workers=workers,
+        collate_fn=_pass_through,
+        pin_memory=pin_memory,
+        timeout=float(timeout) if workers else 0.0,
+    )
+
+
+class ShardedIterableDataset(IterableDataset[T]):
+    """An iterable dataset that hands each sample to exactly one DataLoader worker.
+
+    A DataLoader with ``num_workers=k`` copies an iterable dataset into each of its
+    ``k`` worker processes and calls ``iter()`` on every copy, so a dataset whose
+    ``__iter__`` simply walks its source yields every sample ``k`` times. Here
+    ``__iter__`` asks :func:`torch.utils.data.get_worker_info` which worker it runs in
+    and keeps only that worker's positions: worker ``w`` of ``k`` takes every
+    ``k``-th position of the rank's share, starting at ``w``.
+
+    Across ranks the share is cut like :class:`BatchIndexSampler`'s: rank ``r`` takes
+    every ``num_replicas``-th position starting at ``r``, and the
+    ``n % num_replicas`` last positions are left out, so that every rank yields the
+    same number of samples.
+
+    With automatic batching each worker builds its batches from its own samples, so
+    with ``n`` samples, ``k`` workers and ``batch_size=B`` a rank may get up to ``k``
+    smaller batches per epoch instead of one.
+
+    Args:
+        source: a tensor (its rows are the samples) or a sequence of samples.
+        num_replicas: the number of processes sharing the data (the world size).
+        rank: this process's rank, in ``[0, num_replicas)``.
+
+    Raises:
+        TypeError: if ``source`` is not a tensor or a sequence, or an argument has the
+            wrong type.
+        ValueError: if ``source`` is a 0-dimensional tensor, ``num_replicas`` is below
+            1 or ``rank`` is outside ``[0, num_replicas)``.
+
+    Examples:
+        >>> from ptnotes.data import ShardedIterableDataset
+        >>> dataset = ShardedIterableDataset(list(range(7)), num_replicas=2, rank=1)
+        >>> list(dataset), len(dataset)
+        ([1, 3, 5], 3)
+
+        In a DataLoader's worker ``w`` of ``k``, it keeps every ``k``-th of those
+        samples, starting at ``w``; in the main process (no worker) it keeps them all.
+    """
+
+    @overload
+    def __init__(
+        self: ShardedIterableDataset[torch.Tensor],
+        source: torch.Tensor,
+        *,
+        num_replicas: int = 1,
+        rank: int = 0,
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: ShardedIterableDataset[T],
+        source: Sequence[T],
+        *,
+        num_replicas: int = 1,
+        rank: int = 0,
+    ) -> None: ...
+    def __init__(
+        self,
+        source: torch.Tensor | Sequence[Any],
+        *,
+        num_replicas: int = 1,
+        rank: int = 0,
+    ) -> None:
+        name = "ShardedIterableDataset()"
+        if isinstance(source, torch.Tensor):
+            if source.ndim == 0:
+                raise ValueError(f"{name} needs a tensor with at least one dimension")
+        elif not isinstance(source, Sequence) or isinstance(source, str | bytes):
+            raise TypeError(
+                f"{name} expects source to be a tensor or a sequence, got {type(source).__name__}"
+            )
+        self.source = source
+        self.num_replicas, self.rank = _check_replicas(name, num_replicas, rank)
+
+    def _positions(self) -> range:
+        """The positions of ``source`` this rank owns, all workers together."""
+        return range(*_rank_share(len(self.source), self.num_replicas, self.rank))
+
+    def __iter__(self) -> Iterator[T]:
+        positions = self._positions()
+        info = get_worker_info()
+        if info is not None:
+            positions = positions[info.id :: info.num_workers]
+        for position in positions:
+            yield cast("T", self.source[position])
+
+    def __len__(self) -> int:
+        """The number of samples this rank yields per epoch, all workers together."""
+        return len(self._positions())

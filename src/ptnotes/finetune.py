@@ -1,0 +1,322 @@
+"""Fine-tuning by parameter name: freeze and unfreeze, swap the head, group learning rates."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from fnmatch import fnmatchcase
+from typing import Any
+
+from torch import nn
+
+__all__ = ["freeze", "param_groups", "replace_head", "unfreeze"]
+
+#: What :func:`freeze` and :func:`unfreeze` accept to select parameters.
+Selector = str | Callable[[str, nn.Parameter], bool] | None
+
+_SHOWN_NAMES = 5
+
+
+def _check_module(function: str, name: str, module: object) -> nn.Module:
+    if not isinstance(module, nn.Module):
+        raise TypeError(
+            f"{function} expects {name} to be a torch.nn.Module, got {type(module).__name__}"
+        )
+    return module
+
+
+def _some_names(names: Sequence[str]) -> str:
+    """The first few parameter names, for an error message."""
+    shown = ", ".join(names[:_SHOWN_NAMES])
+    more = len(names) - _SHOWN_NAMES
+    return shown + (f", ... ({more} more)" if more > 0 else "") if names else "(none)"
+
+
+def _check_pattern(function: str, pattern: object) -> str:
+    if not isinstance(pattern, str):
+        raise TypeError(f"{function} expects a pattern to be a str, got {type(pattern).__name__}")
+    if not pattern:
+        raise ValueError(f"{function} expects a non-empty pattern, got ''")
+    return pattern
+
+
+def _select(function: str, module: nn.Module, pattern: Selector) -> list[tuple[str, nn.Parameter]]:
+    """The named parameters of ``module`` that ``pattern`` selects; error if none do."""
+    named = list(module.named_parameters())
+    if pattern is None:
+        return named
+    if isinstance(pattern, str):
+        _check_pattern(function, pattern)
+        chosen = [(n, p) for n, p in named if fnmatchcase(n, pattern)]
+        label = repr(pattern)
+    elif callable(pattern):
+        chosen = [(n, p) for n, p in named if pattern(n, p)]
+        label = f"predicate {getattr(pattern, '__name__', type(pattern).__name__)}"
+    else:
+        raise TypeError(
+            f"{function} expects pattern to be None, a str or a callable (name, parameter) "
+            f"-> bool, got {type(pattern).__name__}"
+        )
+    if not chosen:
+        raise ValueError(
+            f"{function}: pattern {label} matches nothing; parameter names are "
+            f"{_some_names([n for n, _ in named])}"
+        )
+    return chosen
+
+
+def _set_requires_grad(
+    function: str, module: object, pattern: Selector, requires_grad: bool
+) -> list[str]:
+    module_ = _check_module(function, "module", module)
+    changed = []
+    for name, parameter in _select(function, module_, pattern):
+        if parameter.requires_grad != requires_grad:
+            parameter.requires_grad_(requires_grad)
+            changed.append(name)
+    return changed
+
+
+def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
+    """Stop gradients for the parameters of ``module`` that ``pattern`` selects.
+
+    Sets :attr:`~torch.Tensor.requires_grad` to ``False``: ``backward()`` then
+    computes no gradient for them (and none for anything that only they depend on),
+    and an optimizer skips them because their ``grad`` stays ``None``.
+
+    Freezing does not touch the *buffers*: a :class:`torch.nn.BatchNorm2d` in training
+    mode keeps updating its running mean and variance. Call ``.eval()`` on such
+    layers too if they must not change at all.
+
+    Args:
+        module: the model.
+        pattern: which parameters: ``None`` for all of them; a shell-style pattern
+            matched against the full names of
+            :meth:`~torch.nn.Module.named_parameters` (``"features.*"``,
+            ``"*.bias"``; case-sensitive, and ``*`` also matches dots); or a
+            predicate ``(name, parameter) -> bool``.
+
+    Returns:
+        The names of the parameters that were trainable and are now frozen, in
+        registration order (already-frozen matches are not listed).
+
+    Raises:
+        TypeError: if ``module`` is not a :class:`torch.nn.Module`, or ``pattern`` is
+            neither ``None``, a ``str`` nor a callable.
+        ValueError: if a pattern or predicate selects no parameter (the message
+            lists some real names), or the pattern is empty.
+
+    Examples:
+        >>> from ptnotes.finetune import freeze
+        >>> from ptnotes.models import SmallCNN
+        >>> model = SmallCNN()
+        >>> freeze(model, "features.*")
+        ['features.0.weight', 'features.0.bias', 'features.3.weight', 'features.3.bias']
+        >>> [name for name, p in model.named_parameters() if p.requires_grad]
+        ['fc.weight', 'fc.bias']
+        >>> freeze(model, "classifier.*")
+        Traceback (most recent call last):
+          ...
+        ValueError: freeze(): pattern 'classifier.*' matches nothing; parameter names are ...
+    """
+    return _set_requires_grad("freeze()", module, pattern, requires_grad=False)
+
+
+def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
+    """Let gradients flow again to the parameters of ``module`` that ``pattern`` selects.
+
+    The inverse of :func:`freeze`, with the same selection rules.
+
+    Args:
+        module: the model.
+        pattern: ``None`` for all parameters, a shell-style pattern on the names, or a
+            predicate ``(name, parameter) -> bool``.
+
+    Returns:
+        The names of the parameters that were frozen and are now trainable.
+
+    Raises:
+        TypeError: if ``module`` is not a :class:`torch.nn.Module`, or ``pattern`` is
+            neither ``None``, a ``str`` nor a callable.
+        ValueError: if a pattern or predicate selects no parameter, or the pattern is
+            empty.
+
+    Examples:
+        >>> from ptnotes.finetune import freeze, unfreeze
+        >>> from ptnotes.models import SmallCNN
+        >>> model = SmallCNN()
+        >>> len(freeze(model))
+        6
+        >>> unfreeze(model, lambda name, p: name.startswith("features.3"))
+        ['features.3.weight', 'features.3.bias']
+    """
+    return _set_requires_grad("unfreeze()", module, pattern, requires_grad=True)
+
+
+def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
+    """Put ``new_head`` in place of the submodule ``attr`` of ``model``; return the old one.
+
+    Assigning a module to an attribute registers it as a child (``nn.Module``'s
+    ``__setattr__``), so the new head's parameters appear in
+    :meth:`~torch.nn.Module.parameters` at once. They are trainable (a new
+    :class:`torch.nn.Linear` is created with ``requires_grad=True``) even if the rest
+    of the model is frozen, which is the usual transfer-learning set-up. The new head
+    is *not* moved: put it on the model's device and dtype yourself. An optimizer
+    built before the swap still holds the old head's parameters: build it after.
+
+    Args:
+        model: the model to change in place.
+        attr: the name of the submodule, dotted for a nested one (``"classifier.6"``).
+        new_head: the module to put there.
+
+    Returns:
+        The module that was there before.
+
+    Raises:
+        TypeError: if ``model`` or ``new_head`` is not a :class:`torch.nn.Module`,
+            ``attr`` is not a ``str``, or ``attr`` names something that is not a module.
+        ValueError: if ``model`` has no attribute ``attr``.
+
+    Examples:
+        >>> from torch import nn
+        >>> from ptnotes.finetune import replace_head
+        >>> from ptnotes.models import SmallCNN
+        >>> model = SmallCNN(num_classes=10)
+        >>> replace_head(model, "fc", nn.Linear(16, 3))
+        Linear(in_features=16, out_features=10, bias=True)
+        >>> model.fc
+        Linear(in_features=16, out_features=3, bias=True)
+    """
+    name = "replace_head()"
+    model = _check_module(name, "model", model)
+    new_head = _check_module(name, "new_head", new_head)
+    if not isinstance(attr, str):
+        raise TypeError(f"{name} expects attr to be a str, got {type(attr).__name__}")
+    parent_path, _, child = attr.rpartition(".")
+    try:
+        parent = model.get_submodule(parent_path)
+    except AttributeError:
+        parent = None
+    if parent is None or not child or not hasattr(parent, child):
+        children = ", ".join(n for n, _ in model.named_children()) or "(none)"
+        raise ValueError(
+            f"{name}: {type(model).__name__} has no attribute {attr!r}; its children are {children}"
+        )
+    old = getattr(parent, child)
+    if not isinstance(old, nn.Module):
+        raise TypeError(
+            f"{name}: {attr!r} is a {type(old).__name__}, not a torch.nn.Module; "
+            "only a submodule can be replaced"
+        )
+    setattr(parent, child, new_head)
+    return old
+
+
+def param_groups(
+    model: nn.Module,
+    groups: Mapping[str, Mapping[str, Any]] | Sequence[tuple[str, Mapping[str, Any]]],
+    default: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Build optimizer parameter groups, one per name pattern, each with its own options.
+
+    Every trainable parameter of ``model`` ends up in exactly one group: the group of
+    the pattern that matches its name, or else a last group with the ``default``
+    options (omitted when empty). Frozen parameters (``requires_grad=False``) are left
+    out. Options a group does not set (``lr``, ``momentum``...) take the values given
+    to the optimizer's constructor.
+
+    Ambiguity is an error rather than a silent choice: a parameter matched by two
+    patterns, a pattern that matches nothing (often a typo), or a frozen parameter
+    named by a pattern (it would never be updated) each raise :class:`ValueError`.
+
+    Args:
+        model: the model whose parameters are grouped.
+        groups: ``{pattern: options}`` or a sequence of ``(pattern, options)`` pairs,
+            in the order the groups should have; patterns are shell-style, as in
+            :func:`freeze`; ``options`` are optimizer options such as ``{"lr": 1e-3}``.
+        default: the options of the group of unmatched parameters; ``None`` means no
+            options (the optimizer's own values apply).
+
+    Returns:
+        A list of dicts ``{"params": [...], **options}`` to pass to an optimizer.
+
+    Raises:
+        TypeError: if ``model`` is not a module, ``groups`` is not a mapping or a
+            sequence of pairs, or a pattern or options have the wrong type.
+        ValueError: if a pattern matches nothing, a parameter is matched by two
+            groups, a frozen parameter is matched, or options contain ``"params"``.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.finetune import param_groups
+        >>> from ptnotes.models import SmallCNN
+        >>> model = SmallCNN()
+        >>> groups = param_groups(model, {"fc.*": {"lr": 1e-2}}, default={"lr": 1e-4})
+        >>> [(len(g["params"]), g["lr"]) for g in groups]
+        [(2, 0.01), (4, 0.0001)]
+        >>> optimizer = torch.optim.SGD(groups, lr=0.1, momentum=0.9)
+        >>> [g["lr"] for g in optimizer.param_groups]
+        [0.01, 0.0001]
+        >>> param_groups(model, {"*.weight": {}, "fc.*": {}})
+        Traceback (most recent call last):
+          ...
+        ValueError: param_groups(): parameter 'fc.weight' matches two groups, '*.weight' and 'fc.*'
+    """
+    name = "param_groups()"
+    model = _check_module(name, "model", model)
+    if isinstance(groups, Mapping):
+        pairs = list(groups.items())
+    elif isinstance(groups, Sequence) and not isinstance(groups, str | bytes):
+        pairs = list(groups)
+        for pair in pairs:
+            if not isinstance(pair, tuple | list) or len(pair) != 2:
+                raise TypeError(f"{name} expects groups as (pattern, options) pairs, got {pair!r}")
+    else:
+        raise TypeError(
+            f"{name} expects groups to be a mapping {{pattern: options}} or a sequence "
+            f"of (pattern, options) pairs, got {type(groups).__name__}"
+        )
+    options_list = [_check_options(name, repr(pattern), options) for pattern, options in pairs]
+    default_options = {} if default is None else _check_options(name, "default", default)
+
+    named = list(model.named_parameters())
+    owner: dict[str, str] = {}
+    result: list[dict[str, Any]] = []
+    for (pattern, _), options in zip(pairs, options_list, strict=True):
+        _check_pattern(name, pattern)
+        chosen = [(n, p) for n, p in named if fnmatchcase(n, pattern)]
+        if not chosen:
+            raise ValueError(
+                f"{name}: pattern {pattern!r} matches nothing; parameter names are "
+                f"{_some_names([n for n, _ in named])}"
+            )
+        for parameter_name, parameter in chosen:
+            if parameter_name in owner:
+                raise ValueError(
+                    f"{name}: parameter {parameter_name!r} matches two groups, "
+                    f"{owner[parameter_name]!r} and {pattern!r}"
+                )
+            if not parameter.requires_grad:
+                raise ValueError(
+                    f"{name}: parameter {parameter_name!r} (group {pattern!r}) is frozen "
+                    "(requires_grad=False); unfreeze it or narrow the pattern"
+                )
+            owner[parameter_name] = pattern
+        result.append({"params": [p for _, p in chosen], **options})
+    rest = [p for n, p in named if n not in owner and p.requires_grad]
+    if rest:
+        result.append({"params": rest, **default_options})
+    return result
+
+
+def _check_options(function: str, label: str, options: object) -> dict[str, Any]:
+    if not isinstance(options, Mapping):
+        raise TypeError(
+            f"{function} expects the options of {label} to be a mapping such as "
+            f"{{'lr': 0.01}}, got {type(options).__name__}"
+        )
+    if "params" in options:
+        raise ValueError(
+            f"{function}: the options of {label} must not contain 'params'; "
+            "the parameters come from the patterns"
+        )
+    return dict(options)

@@ -1,0 +1,426 @@
+"""Custom autograd operations: :class:`torch.autograd.Function` with hand-written backward."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import torch
+
+__all__ = [
+    "ClampInPlace",
+    "RoundSTE",
+    "Sigmoid",
+    "Sort",
+    "clamp_",
+    "round_ste",
+    "sigmoid",
+    "sort",
+]
+
+
+def _check_floating(x: object, caller: str) -> torch.Tensor:
+    """Return ``x`` if it is a floating point tensor, else raise a clear error."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{caller}() expects x to be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(f"{caller}() expects x to have a floating point dtype, got {x.dtype}")
+    return x
+
+
+def _apply(function: type[torch.autograd.Function], *args: object) -> Any:
+    """Call ``function.apply(*args)``; torch declares ``Function.apply`` without types."""
+    return function.apply(*args)  # type: ignore[no-untyped-call]
+
+
+def _check_number(value: object, name: str, caller: str) -> float:
+    """Return ``value`` as a float if it is a real ``int`` or ``float`` (not a ``bool``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(
+            f"{caller}() expects {name} to be an int or float, got {type(value).__name__}"
+        )
+    return float(value)
+
+
+class Sigmoid(torch.autograd.Function):
+    """The logistic function ``1 / (1 + exp(-x))`` with a hand-written backward.
+
+    The derivative is expressed through the *output*: ``dy/dx = y * (1 - y)``. So
+    :meth:`forward` saves ``y`` (not ``x``) with ``ctx.save_for_backward`` and
+    :meth:`backward` needs no ``exp``. The backward is written with ordinary
+    differentiable tensor operations, so autograd can differentiate it again: second
+    derivatives (``create_graph=True``,
+    :func:`torch.autograd.gradgradcheck`) work.
+
+    Call it through :func:`sigmoid`, which validates its input; ``Sigmoid.apply(x)`` is
+    the raw entry point.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.functions import Sigmoid
+        >>> x = torch.tensor([0.0], requires_grad=True)
+        >>> y = Sigmoid.apply(x)
+        >>> y
+        tensor([0.5000], grad_fn=<SigmoidBackward>)
+        >>> y.backward()
+        >>> x.grad
+        tensor([0.2500])
+    """
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        """Compute ``sigmoid(x)`` and save the output for :meth:`backward`.
+
+        Args:
+            ctx: the context object autograd passes in.
+            x: a floating point tensor.
+
+        Returns:
+            ``1 / (1 + exp(-x))``, elementwise.
+        """
+        y = torch.sigmoid(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
+        """Return ``grad_output * y * (1 - y)``, with ``y`` the saved output.
+
+        Args:
+            ctx: the context object, holding the saved output.
+            grad_output: gradient of the loss with respect to the output.
+
+        Returns:
+            The gradient with respect to ``x``.
+        """
+        y: torch.Tensor = ctx.saved_tensors[0]
+        return grad_output * y * (1 - y)
+
+
+def sigmoid(x: torch.Tensor) -> torch.Tensor:
+    """Apply :class:`Sigmoid`: the logistic function with a hand-written backward.
+
+    Args:
+        x: a floating point tensor of any shape.
+
+    Returns:
+        A tensor of the same shape, ``1 / (1 + exp(-x))`` elementwise, whose backward
+        is :meth:`Sigmoid.backward`.
+
+    Raises:
+        TypeError: if ``x`` is not a :class:`torch.Tensor` or its dtype is not floating
+            point.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.functions import sigmoid
+        >>> x = torch.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+        >>> sigmoid(x).sum().backward()
+        >>> torch.allclose(x.grad, torch.sigmoid(x) * (1 - torch.sigmoid(x)))
+        True
+
+        The hand-written backward passes :func:`torch.autograd.gradcheck` and, because
+        it is itself differentiable, :func:`torch.autograd.gradgradcheck`:
+
+        >>> x64 = torch.randn(4, dtype=torch.float64, requires_grad=True)
+        >>> torch.autograd.gradcheck(sigmoid, (x64,))
+        True
+        >>> torch.autograd.gradgradcheck(sigmoid, (x64,))
+        True
+    """
+    _check_floating(x, "sigmoid")
+    return cast(torch.Tensor, _apply(Sigmoid, x))
+
+
+class RoundSTE(torch.autograd.Function):
+    """Rounding with a straight-through estimator (STE) for its gradient.
+
+    :func:`torch.round` is piecewise constant: its true derivative is zero almost
+    everywhere, so nothing upstream of it would learn. The straight-through estimator
+    (used in quantisation-aware training and binary networks) pretends the op was the
+    identity in the backward pass: :meth:`forward` rounds, :meth:`backward` passes the
+    incoming gradient through unchanged. The gradient is deliberately *not* the
+    derivative of the forward, so :func:`torch.autograd.gradcheck` must not be
+    applied to it.
+
+    Call it through :func:`round_ste`.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.functions import RoundSTE
+        >>> x = torch.tensor([0.4, 1.6], requires_grad=True)
+        >>> RoundSTE.apply(x)
+        tensor([0., 2.], grad_fn=<RoundSTEBackward>)
+    """
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        """Round ``x`` to the nearest integer (halves to even, as :func:`torch.round`).
+
+        Args:
+            ctx: the context object autograd passes in (nothing is saved).
+            x: a floating point tensor.
+
+        Returns:
+            The rounded values, in the dtype of ``x``.
+        """
+        return torch.round(x)
+
+    @staticmethod
+    def backward(ctx: Any, grad_output: torch.Tensor) -> torch.Tensor:
+        """Pass ``grad_output`` through unchanged (the straight-through estimator).
+
+        Args:
+            ctx: the context object (unused).
+            grad_output: gradient of the loss with respect to the rounded output.
+
+        Returns:
+            ``grad_output`` itself, as the gradient with respect to ``x``.
+        """
+        return grad_output
+
+
+def round_ste(x: torch.Tensor) -> torch.Tensor:
+    """Round in the forward pass, pass the gradient straight through in the backward.
+
+    Args:
+        x: a floating point tensor of any shape.
+
+    Returns:
+        ``torch.round(x)``, whose gradient with respect to ``x`` is the incoming
+        gradient unchanged (see :class:`RoundSTE`).
+
+    Raises:
+        TypeError: if ``x`` is not a :class:`torch.Tensor` or its dtype is not floating
+            point.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.functions import round_ste
+        >>> x = torch.tensor([0.4, 1.6, 2.5], requires_grad=True)
+        >>> round_ste(x)
+        tensor([0., 2., 2.], grad_fn=<RoundSTEBackward>)
+        >>> (round_ste(x) * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+        >>> x.grad
+        tensor([1., 2., 3.])
+
+        With plain :func:`torch.round` the gradient is zero and nothing learns:
+
+        >>> x.grad = None
+        >>> torch.round(x).sum().backward()
+        >>> x.grad
+        tensor([0., 0., 0.])
+    """
+    _check_floating(x, "round_ste")
+    return cast(torch.Tensor, _apply(RoundSTE, x))
+
+
+class Sort(torch.autograd.Function):
+    """Sort along a dimension, returning differentiable values and integer indices.
+
+    The index output is an integer tensor: it cannot carry a gradient, and
+    ``ctx.mark_non_differentiable`` tells autograd so (it gets ``requires_grad=False``
+    even when the input requires grad). :meth:`backward` must still accept one
+    gradient per output; the one for the indices is ignored. The gradient of the
+    values is sent back to the position each value came from with ``scatter``, itself
+    differentiable, so double backward works.
+
+    Call it through :func:`sort`.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.functions import Sort
+        >>> x = torch.tensor([3.0, 1.0, 2.0], requires_grad=True)
+        >>> values, indices = Sort.apply(x, -1, False)
+        >>> values.requires_grad, indices.requires_grad
+        (True, False)
+    """
+
+    @staticmethod
+    def forward(
+        ctx: Any, x: torch.Tensor, dim: int, descending: bool
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Sort ``x`` along ``dim`` and mark the indices non-differentiable.
+
+        Args:
+            ctx: the context object autograd passes in.
+            x: a floating point tensor.
+            dim: the dimension to sort along.
+            descending: sort from largest to smallest if ``True``.
+
+        Returns:
+            ``(values, indices)`` as :func:`torch.sort` returns them.
+        """
+        values, indices = torch.sort(x, dim=dim, descending=descending)
+        ctx.mark_non_differentiable(indices)
+        ctx.save_for_backward(indices)
+        ctx.dim = dim
+        return values, indices
+
+    @staticmethod
+    def backward(
+        ctx: Any, grad_values: torch.Tensor, grad_indices: torch.Tensor
+    ) -> tuple[torch.Tensor, None, None]:
+        """Scatter ``grad_values`` back to the unsorted positions.
+
+        Args:
+            ctx: the context object, holding the saved indices and ``dim``.
+            grad_values: gradient of the loss with respect to the sorted values.
+            grad_indices: a zero tensor autograd supplies for the non-differentiable
+                indices; ignored.
+
+        Returns:
+            The gradient with respect to ``x``, and ``None`` for ``dim`` and
+            ``descending``.
+        """
+        (indices,) = ctx.saved_tensors
+        grad_x = torch.zeros_like(grad_values).scatter(ctx.dim, indices, grad_values)
+        return grad_x, None, None
+
+
+def sort(
+    x: torch.Tensor, dim: int = -1, descending: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sort ``x`` along ``dim`` through :class:`Sort`: values carry a gradient, indices do not.
+
+    Args:
+        x: a floating point tensor.
+        dim: the dimension to sort along (negative counts from the end).
+        descending: sort from largest to smallest if ``True``.
+
+    Returns:
+        ``(values, indices)``: the sorted values (differentiable) and the ``int64``
+        positions they came from (``requires_grad=False``).
+
+    Raises:
+        TypeError: if ``x`` is not a floating point :class:`torch.Tensor`, ``dim`` is
+            not an ``int`` or ``descending`` is not a ``bool``.
+        ValueError: if ``dim`` is out of range for ``x``.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.functions import sort
+        >>> x = torch.tensor([3.0, 1.0, 2.0], requires_grad=True)
+        >>> values, indices = sort(x)
+        >>> values
+        tensor([1., 2., 3.], grad_fn=<SortBackward>)
+        >>> indices
+        tensor([1, 2, 0])
+        >>> (values * torch.tensor([10.0, 20.0, 30.0])).sum().backward()
+        >>> x.grad  # each weight goes back to where its value came from
+        tensor([30., 10., 20.])
+    """
+    _check_floating(x, "sort")
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise TypeError(f"sort() expects dim to be an int, got {type(dim).__name__}")
+    if not isinstance(descending, bool):
+        raise TypeError(f"sort() expects descending to be a bool, got {type(descending).__name__}")
+    ndim = max(x.dim(), 1)
+    if not -ndim <= dim < ndim:
+        raise ValueError(
+            f"sort() expects dim in [{-ndim}, {ndim - 1}] for a {x.dim()}-d tensor, got {dim}"
+        )
+    values, indices = cast(tuple[torch.Tensor, torch.Tensor], _apply(Sort, x, dim, descending))
+    return values, indices
+
+
+class ClampInPlace(torch.autograd.Function):
+    """Clamp a tensor into ``[min, max]`` in place, telling autograd with ``ctx.mark_dirty``.
+
+    An in-place custom op must (1) call ``ctx.mark_dirty`` on the tensor it modified and
+    (2) return that same tensor. Autograd then bumps its version counter and rebases
+    its history onto this node, so an op that saved the old value for its own backward
+    raises instead of silently using the overwritten data. The gradient is
+    ``grad_output`` where ``min <= x <= max`` (as :func:`torch.clamp`) and zero
+    elsewhere; because ``x`` is overwritten, that mask is computed before the clamp
+    and saved.
+
+    Like every in-place op, it refuses a leaf tensor that requires grad. Call it
+    through :func:`clamp_`.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.functions import ClampInPlace
+        >>> x = torch.tensor([-2.0, 0.5, 2.0])
+        >>> ClampInPlace.apply(x, -1.0, 1.0) is x
+        True
+        >>> x
+        tensor([-1.0000,  0.5000,  1.0000])
+    """
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor, min: float, max: float) -> torch.Tensor:
+        """Clamp ``x`` in place, mark it dirty and save the pass-through mask.
+
+        Args:
+            ctx: the context object autograd passes in.
+            x: a floating point tensor, modified in place.
+            min: the lower bound.
+            max: the upper bound.
+
+        Returns:
+            ``x`` itself, now clamped.
+        """
+        mask = (x >= min) & (x <= max)
+        x.clamp_(min, max)
+        ctx.mark_dirty(x)
+        ctx.save_for_backward(mask)
+        return x
+
+    @staticmethod
+    def backward(ctx: Any, grad_output: torch.Tensor) -> tuple[torch.Tensor, None, None]:
+        """Pass ``grad_output`` where ``x`` was inside ``[min, max]``, zero elsewhere.
+
+        Args:
+            ctx: the context object, holding the saved mask.
+            grad_output: gradient of the loss with respect to the clamped tensor.
+
+        Returns:
+            The gradient with respect to ``x``, and ``None`` for ``min`` and ``max``.
+        """
+        (mask,) = ctx.saved_tensors
+        return grad_output * mask, None, None
+
+
+def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
+    """Clamp ``x`` into ``[min, max]`` in place through :class:`ClampInPlace`.
+
+    Args:
+        x: a floating point tensor; it must not be a leaf that requires grad
+            (clamp a non-leaf, for example ``w * 1``, or work under
+            :class:`torch.no_grad`).
+        min: the lower bound.
+        max: the upper bound, at least ``min``.
+
+    Returns:
+        ``x`` itself, clamped, with its autograd history extended by the clamp.
+
+    Raises:
+        TypeError: if ``x`` is not a floating point :class:`torch.Tensor`, or a bound
+            is not an ``int`` or ``float``.
+        ValueError: if ``min > max``, or ``x`` is a leaf that requires grad.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.functions import clamp_
+        >>> w = torch.tensor([-2.0, 0.5, 2.0], requires_grad=True)
+        >>> h = w * 1
+        >>> version = h._version
+        >>> clamp_(h, -1.0, 1.0) is h, h._version > version
+        (True, True)
+        >>> type(h.grad_fn).__name__
+        'ClampInPlaceBackward'
+        >>> h.sum().backward()
+        >>> w.grad
+        tensor([0., 1., 0.])
+    """
+    _check_floating(x, "clamp_")
+    low = _check_number(min, "min", "clamp_")
+    high = _check_number(max, "max", "clamp_")
+    if low > high:
+        raise ValueError(f"clamp_() expects min <= max, got min={min} and max={max}")
+    if x.is_leaf and x.requires_grad and torch.is_grad_enabled():
+        raise ValueError(
+            "clamp_() cannot modify a leaf tensor that requires grad in place; "
+            "clamp a copy (x * 1 or x.clone()) or work under torch.no_grad()"
+        )
+    return cast(torch.Tensor, _apply(ClampInPlace, x, low, high))

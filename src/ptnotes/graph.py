@@ -1,0 +1,332 @@
+"""Inspect the autograd graph behind a tensor: walk it, print it as a tree, export it as DOT."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import torch
+
+__all__ = ["GraphNode", "graph_dot", "graph_text", "walk_graph"]
+
+_SAVED_PREFIX = "_saved_"
+_MAX_SAVED_REPR = 60
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    """One node of an autograd graph, as :func:`walk_graph` reports it.
+
+    Attributes:
+        id: the node's position in the walk (``0`` is the root): stable across runs,
+            unlike a memory address.
+        name: the class of the backward node, e.g. ``"MulBackward0"``, or
+            ``"AccumulateGrad"`` for a leaf.
+        kind: ``"function"`` for a backward function, ``"leaf"`` for the node that
+            accumulates into a leaf tensor's ``.grad``.
+        children: the ids of the nodes in its ``next_functions``, in order; inputs that
+            need no gradient (``None`` entries) are left out.
+        saved: ``(name, description)`` of what the node saved for backward (its
+            ``_saved_*`` attributes), e.g. ``("other", "tensor(shape=(), dtype=torch.float32)")``;
+            ``"<freed>"`` once ``backward()`` has released it.
+        version: for a leaf, the version counter of its tensor (it increases with
+            every in-place change); ``None`` for a function.
+        variable: for a leaf, the leaf tensor itself; ``None`` for a function.
+    """
+
+    id: int
+    name: str
+    kind: Literal["function", "leaf"]
+    children: tuple[int, ...] = ()
+    saved: tuple[tuple[str, str], ...] = ()
+    version: int | None = None
+    variable: torch.Tensor | None = field(default=None, repr=False, compare=False)
+
+
+def _describe(value: object) -> str:
+    """A short, address-free description of a saved value."""
+    if isinstance(value, torch.Tensor):
+        return f"tensor(shape={tuple(value.shape)}, dtype={value.dtype})"
+    text = repr(value)
+    return text if len(text) <= _MAX_SAVED_REPR else text[: _MAX_SAVED_REPR - 3] + "..."
+
+
+def _saved(fn: Any) -> tuple[tuple[str, str], ...]:
+    """The ``_saved_*`` attributes of a backward node, described."""
+    result = []
+    for attribute in sorted(dir(fn)):
+        if not attribute.startswith(_SAVED_PREFIX):
+            continue
+        try:
+            description = _describe(getattr(fn, attribute))
+        except RuntimeError:  # released by backward() (retain_graph=False)
+            description = "<freed>"
+        result.append((attribute[len(_SAVED_PREFIX) :], description))
+    return tuple(result)
+
+
+def _check_tensor(function: str, tensor: object) -> torch.Tensor:
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"{function} expects a torch.Tensor, got {type(tensor).__name__}")
+    if tensor.grad_fn is None and not tensor.requires_grad:
+        raise ValueError(
+            f"{function}: the tensor has no autograd graph (grad_fn is None and "
+            "requires_grad is False); was it computed under torch.no_grad() or detached?"
+        )
+    return tensor
+
+
+@dataclass
+class _Walk:
+    """The nodes of a walk, plus the backward-node objects they came from (kept alive)."""
+
+    nodes: list[GraphNode]
+    index: dict[int, int]  # id() of a backward-node object -> GraphNode.id
+    objects: list[Any]
+
+
+def _walk(tensor: torch.Tensor) -> _Walk:
+    """Depth-first, pre-order walk of ``next_functions`` from ``tensor.grad_fn``."""
+    root = tensor.grad_fn
+    if root is None:  # a leaf that requires grad: its graph is the leaf itself
+        node = GraphNode(0, "AccumulateGrad", "leaf", version=tensor._version, variable=tensor)
+        return _Walk([node], {}, [])
+    index: dict[int, int] = {}
+    objects: list[Any] = []
+    stack: list[Any] = [root]
+    while stack:  # iterative: deep graphs must not hit the recursion limit
+        fn = stack.pop()
+        if id(fn) in index:
+            continue
+        index[id(fn)] = len(objects)
+        objects.append(fn)  # keeps the object alive, so that its id() stays unique
+        stack.extend(child for child, _ in reversed(fn.next_functions) if child is not None)
+    nodes = []
+    for position, fn in enumerate(objects):
+        children = tuple(index[id(child)] for child, _ in fn.next_functions if child is not None)
+        variable = getattr(fn, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            nodes.append(
+                GraphNode(
+                    position,
+                    type(fn).__name__,
+                    "leaf",
+                    children,
+                    version=variable._version,
+                    variable=variable,
+                )
+            )
+        else:
+            nodes.append(GraphNode(position, type(fn).__name__, "function", children, _saved(fn)))
+    return _Walk(nodes, index, objects)
+
+
+def walk_graph(tensor: torch.Tensor) -> list[GraphNode]:
+    """List the nodes of the autograd graph that ``backward()`` on ``tensor`` would visit.
+
+    Starts at :attr:`torch.Tensor.grad_fn` and follows each node's
+    ``next_functions``, depth first, each node once even when several paths reach
+    it (a shared sub-graph). A leaf that requires grad appears as the
+    ``AccumulateGrad`` node that writes its ``.grad``; an input that needs no gradient
+    appears nowhere (its ``next_functions`` entry is ``None``).
+
+    Args:
+        tensor: a tensor with a ``grad_fn``, or a leaf that requires grad.
+
+    Returns:
+        The nodes in pre-order, the root first; ``node.id`` is the position in this list.
+
+    Raises:
+        TypeError: if ``tensor`` is not a :class:`torch.Tensor`.
+        ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.graph import walk_graph
+        >>> w = torch.tensor(3.0, requires_grad=True)
+        >>> y = (w * w).exp()
+        >>> for node in walk_graph(y):
+        ...     print(node.id, node.name, node.kind, node.children)
+        0 ExpBackward0 function (1,)
+        1 MulBackward0 function (2, 2)
+        2 AccumulateGrad leaf ()
+        >>> for name, description in walk_graph(y)[1].saved:
+        ...     print(name, description)
+        other tensor(shape=(), dtype=torch.float32)
+        self tensor(shape=(), dtype=torch.float32)
+        >>> walk_graph(y)[2].variable is w
+        True
+    """
+    return _walk(_check_tensor("walk_graph()", tensor)).nodes
+
+
+def _labels(function: str, walk: _Walk, names: Mapping[str, torch.Tensor] | None) -> dict[int, str]:
+    """Map node ids to the names the caller gave the tensors they belong to."""
+    if names is None:
+        return {}
+    if not isinstance(names, Mapping):
+        raise TypeError(
+            f"{function} expects names to be a mapping {{name: tensor}}, got {type(names).__name__}"
+        )
+    found: dict[int, list[str]] = {}
+    for name, tensor in names.items():
+        if not isinstance(name, str) or not isinstance(tensor, torch.Tensor):
+            raise TypeError(
+                f"{function} expects names to map str to torch.Tensor, got "
+                f"{type(name).__name__} -> {type(tensor).__name__}"
+            )
+        grad_fn = tensor.grad_fn
+        if grad_fn is not None:
+            node_id = walk.index.get(id(grad_fn))
+        else:
+            node_id = next(
+                (n.id for n in walk.nodes if n.kind == "leaf" and n.variable is tensor), None
+            )
+        if node_id is not None:
+            found.setdefault(node_id, []).append(name)
+    return {node_id: ", ".join(labels) for node_id, labels in found.items()}
+
+
+def _label(node: GraphNode, labels: Mapping[int, str]) -> str:
+    """A node's one-line description: its class, and its tensor's name and shape."""
+    name = labels.get(node.id)
+    if node.kind == "leaf":
+        assert node.variable is not None
+        shape = f"shape={tuple(node.variable.shape)}"
+        return f"{node.name}({name}, {shape})" if name else f"{node.name}({shape})"
+    return f"{node.name} ({name})" if name else node.name
+
+
+def graph_text(tensor: torch.Tensor, names: Mapping[str, torch.Tensor] | None = None) -> str:
+    """Draw the autograd graph behind ``tensor`` as a text tree, root first.
+
+    Each line is a node of :func:`walk_graph`; its children are the nodes
+    ``backward()`` passes the gradient to next. A node reached by several paths is
+    drawn in full once, marked ``[#id]``, and then only referred to as
+    ``[#id, see above]``. The output has no memory addresses: it is the same on every
+    run.
+
+    Args:
+        tensor: a tensor with a ``grad_fn``, or a leaf that requires grad.
+        names: optional ``{name: tensor}``: a leaf is labelled with its name and shape,
+            a function node with the name of the tensor it produced.
+
+    Returns:
+        The tree, one node per line, without a trailing newline.
+
+    Raises:
+        TypeError: if ``tensor`` is not a tensor, or ``names`` does not map ``str`` to
+            tensors.
+        ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.graph import graph_text
+        >>> input = torch.ones(2, 2)
+        >>> w1 = torch.tensor(2.0, requires_grad=True)
+        >>> w2 = torch.tensor(3.0, requires_grad=True)
+        >>> w3 = torch.tensor(4.0, requires_grad=True)
+        >>> l1 = input * w1
+        >>> l2 = l1 + w2
+        >>> l3 = l1 * w3
+        >>> l4 = l2 * l3
+        >>> loss = l4.mean()
+        >>> names = dict(w1=w1, w2=w2, w3=w3, l1=l1, l2=l2, l3=l3, l4=l4, loss=loss)
+        >>> print(graph_text(loss, names))
+        MeanBackward0 (loss)
+        └── MulBackward0 (l4)
+            ├── AddBackward0 (l2)
+            │   ├── MulBackward0 (l1) [#3]
+            │   │   └── AccumulateGrad(w1, shape=())
+            │   └── AccumulateGrad(w2, shape=())
+            └── MulBackward0 (l3)
+                ├── MulBackward0 (l1) [#3, see above]
+                └── AccumulateGrad(w3, shape=())
+
+        ``input`` does not require grad, so no node stands for it.
+    """
+    function = "graph_text()"
+    walk = _walk(_check_tensor(function, tensor))
+    labels = _labels(function, walk, names)
+    reached = [0] * len(walk.nodes)
+    for node in walk.nodes:
+        for child in node.children:
+            reached[child] += 1
+    lines: list[str] = []
+    drawn: set[int] = set()
+    stack: list[tuple[int, str, str]] = [(0, "", "")]  # node id, line prefix, child prefix
+    while stack:
+        node_id, prefix, child_prefix = stack.pop()
+        node = walk.nodes[node_id]
+        line = prefix + _label(node, labels)
+        if node_id in drawn:
+            lines.append(f"{line} [#{node_id}, see above]")
+            continue
+        drawn.add(node_id)
+        lines.append(f"{line} [#{node_id}]" if reached[node_id] > 1 else line)
+        last = len(node.children) - 1
+        for position in range(last, -1, -1):
+            tail = position == last
+            stack.append(
+                (
+                    node.children[position],
+                    child_prefix + ("└── " if tail else "├── "),
+                    child_prefix + ("    " if tail else "│   "),
+                )
+            )
+    return "\n".join(lines)
+
+
+def _dot_string(text: str) -> str:
+    """``text`` as a double-quoted DOT string."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def graph_dot(tensor: torch.Tensor, names: Mapping[str, torch.Tensor] | None = None) -> str:
+    """Describe the autograd graph behind ``tensor`` in Graphviz's DOT language.
+
+    Only the text is produced (no Graphviz needed): render it with
+    ``dot -Tsvg graph.dot -o graph.svg``, or paste it in any online Graphviz viewer.
+    Node ``n<id>`` is node ``id`` of :func:`walk_graph`: boxes for backward functions,
+    ellipses for leaves. An edge ``a -> b`` means that ``b`` is in ``a``'s
+    ``next_functions``, the direction in which ``backward()`` travels; a shared node
+    is emitted once, with one edge per path into it.
+
+    Args:
+        tensor: a tensor with a ``grad_fn``, or a leaf that requires grad.
+        names: optional ``{name: tensor}`` labels, as in :func:`graph_text`.
+
+    Returns:
+        The DOT source of a ``digraph``, ending with a newline.
+
+    Raises:
+        TypeError: if ``tensor`` is not a tensor, or ``names`` does not map ``str`` to
+            tensors.
+        ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.graph import graph_dot
+        >>> w = torch.tensor(2.0, requires_grad=True)
+        >>> print(graph_dot((w * 3).sum(), names={"w": w}), end="")
+        digraph autograd {
+            node [shape=box, fontname="monospace"];
+            n0 [label="SumBackward0"];
+            n1 [label="MulBackward0"];
+            n2 [label="AccumulateGrad(w, shape=())", shape=ellipse];
+            n0 -> n1;
+            n1 -> n2;
+        }
+    """
+    function = "graph_dot()"
+    walk = _walk(_check_tensor(function, tensor))
+    labels = _labels(function, walk, names)
+    lines = ["digraph autograd {", '    node [shape=box, fontname="monospace"];']
+    for node in walk.nodes:
+        shape = ", shape=ellipse" if node.kind == "leaf" else ""
+        lines.append(f"    n{node.id} [label={_dot_string(_label(node, labels))}{shape}];")
+    for node in walk.nodes:
+        lines.extend(f"    n{node.id} -> n{child};" for child in node.children)
+    lines.append("}")
+    return "\n".join(lines) + "\n"

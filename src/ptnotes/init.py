@@ -1,0 +1,272 @@
+"""Weight initialisation for ``model.apply``: type dispatch versus class-name matching."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.modules.batchnorm import _BatchNorm
+from torch.nn.parameter import is_lazy
+
+__all__ = ["classname_init", "init_weights", "string_dispatch_mismatches"]
+
+_MISSING = object()
+
+_CONV_TYPES: tuple[type[nn.Module], ...] = (
+    nn.Conv1d,
+    nn.Conv2d,
+    nn.Conv3d,
+    nn.ConvTranspose1d,
+    nn.ConvTranspose2d,
+    nn.ConvTranspose3d,
+)
+
+
+def _check_module(module: object, caller: str) -> nn.Module:
+    """Return ``module`` if it is an :class:`torch.nn.Module`, else raise ``TypeError``."""
+    if not isinstance(module, nn.Module):
+        raise TypeError(f"{caller}() expects an nn.Module, got {type(module).__name__}")
+    return module
+
+
+def _isinstance_kind(module: nn.Module) -> str | None:
+    """The rule :func:`init_weights` applies to ``module``, by type; ``None`` if none."""
+    if isinstance(module, _CONV_TYPES):
+        return "Conv"
+    if isinstance(module, nn.Linear):
+        return "Linear"
+    if isinstance(module, _BatchNorm):
+        return "BatchNorm"
+    if isinstance(module, nn.Embedding):
+        return "Embedding"
+    return None
+
+
+def _classname_kind(module: nn.Module) -> str | None:
+    """The rule the notes' string matching applies to ``module``; ``None`` if none."""
+    classname = type(module).__name__
+    if classname.find("Conv") != -1:
+        return "Conv"
+    if classname.find("BatchNorm") != -1:
+        return "BatchNorm"
+    return None
+
+
+def _tensor(module: nn.Module, name: str) -> torch.Tensor | None:
+    """``module.<name>`` if it is a tensor (a parameter, say), else ``None``."""
+    value = getattr(module, name, None)
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def init_weights(module: nn.Module) -> None:
+    """Initialise one module by its type; pass it to :meth:`torch.nn.Module.apply`.
+
+    ``model.apply(init_weights)`` calls this on every submodule (children first, the
+    root last). It dispatches with :func:`isinstance`, so subclasses are covered and
+    names play no part:
+
+    * ``Conv1d/2d/3d`` and ``ConvTranspose1d/2d/3d``: weight ``kaiming_normal_``
+      with ``mode="fan_out"`` and ``nonlinearity="relu"`` (as torchvision's ResNet),
+      bias zeros.
+    * :class:`torch.nn.Linear`: weight ``xavier_uniform_`` (gain 1), bias zeros.
+    * ``BatchNorm1d/2d/3d`` and :class:`torch.nn.SyncBatchNorm` (any ``_BatchNorm``):
+      weight ones, bias zeros.
+    * :class:`torch.nn.Embedding`: weight ``normal_(0, 0.02)`` (as GPT-2 and BERT,
+      instead of torch's ``normal_(0, 1)``), then the ``padding_idx`` row zeroed.
+    * Anything else: left as its own ``reset_parameters`` made it.
+
+    The values are written with :mod:`torch.nn.init` under :class:`torch.no_grad`
+    (never through ``.data``), in place, on the device the parameters already live
+    on. Batch-norm running statistics are buffers and are not touched; a missing
+    weight or bias (``bias=False``, ``affine=False``) is skipped.
+
+    Args:
+        module: the module to initialise (its children are not visited: that is the
+            job of :meth:`~torch.nn.Module.apply`).
+
+    Raises:
+        TypeError: if ``module`` is not an :class:`torch.nn.Module`.
+        ValueError: if a matched module still has uninitialised (lazy) parameters,
+            for example :class:`torch.nn.LazyConv2d` before its first forward; its
+            own initialisation would overwrite ours at that first forward.
+
+    Examples:
+        >>> import torch
+        >>> from torch import nn
+        >>> from ptnotes.init import init_weights
+        >>> model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.Flatten(),
+        ...                       nn.Linear(4, 2))
+        >>> model.apply(init_weights) is model
+        True
+        >>> model[0].bias.abs().sum().item(), model[3].bias.abs().sum().item()
+        (0.0, 0.0)
+        >>> bool((model[1].weight == 1).all())
+        True
+        >>> embedding = nn.Embedding(10, 4, padding_idx=0)
+        >>> init_weights(embedding)
+        >>> embedding.weight[0].abs().sum().item()
+        0.0
+        >>> init_weights(nn.LazyLinear(3))
+        Traceback (most recent call last):
+          ...
+        ValueError: init_weights() cannot initialise LazyLinear: its parameters are ...
+    """
+    _check_module(module, "init_weights")
+    kind = _isinstance_kind(module)
+    if kind is None:
+        return
+    weight, bias = _tensor(module, "weight"), _tensor(module, "bias")
+    if any(t is not None and is_lazy(t) for t in (weight, bias)):
+        raise ValueError(
+            f"init_weights() cannot initialise {type(module).__name__}: its parameters are "
+            "uninitialised (lazy); run one forward pass with a sample batch first"
+        )
+    with torch.no_grad():
+        if weight is not None:
+            if kind == "Conv":
+                nn.init.kaiming_normal_(weight, mode="fan_out", nonlinearity="relu")
+            elif kind == "Linear":
+                nn.init.xavier_uniform_(weight)
+            elif kind == "BatchNorm":
+                nn.init.ones_(weight)
+            else:  # Embedding
+                nn.init.normal_(weight, mean=0.0, std=0.02)
+                padding_idx = getattr(module, "padding_idx", None)
+                if padding_idx is not None:
+                    weight[padding_idx].zero_()
+        if bias is not None:
+            nn.init.zeros_(bias)
+
+
+def classname_init(module: nn.Module) -> None:
+    """Initialise one module by its class *name*, as the notes do; for comparison only.
+
+    The notes' recipe, passed to :meth:`torch.nn.Module.apply`::
+
+        classname = m.__class__.__name__
+        if classname.find('Conv') != -1:
+            m.weight.data.normal_(0.0, 0.02)
+        elif classname.find('BatchNorm') != -1:
+            m.weight.data.normal_(1.0, 0.02)
+            m.bias.data.fill_(0)
+
+    This function applies the same matching (case-sensitive substring of
+    ``type(module).__name__``) and the same values, written safely: through
+    :mod:`torch.nn.init` under :class:`torch.no_grad` instead of ``.data``. Where the
+    recipe would crash or silently do nothing, it skips the module instead:
+
+    * the name matches but there is no ``weight`` (a container such as a user class
+      ``ConvBlock``, or :class:`ptnotes.layers.ConvBNReLU`): the recipe raises
+      :class:`AttributeError`;
+    * the weight is ``None`` (``BatchNorm2d(affine=False)``): the recipe raises
+      :class:`AttributeError`;
+    * the weight is uninitialised (``LazyConv2d`` before its first forward): the
+      recipe's ``.data.normal_`` runs without error and without effect, and the
+      first forward then draws the default values.
+
+    The conv bias keeps its default, as in the recipe. Prefer :func:`init_weights`;
+    :func:`string_dispatch_mismatches` lists where the two approaches part ways.
+
+    Args:
+        module: the module to initialise (children are not visited).
+
+    Raises:
+        TypeError: if ``module`` is not an :class:`torch.nn.Module`.
+
+    Examples:
+        >>> import torch
+        >>> from torch import nn
+        >>> from ptnotes.init import classname_init
+        >>> _ = torch.manual_seed(0)
+        >>> model = nn.Sequential(nn.Conv2d(8, 8, 3), nn.BatchNorm2d(8), nn.Linear(8, 8))
+        >>> before = model[2].weight.clone()
+        >>> _ = model.apply(classname_init)
+        >>> round(model[0].weight.std().item(), 2)
+        0.02
+        >>> torch.equal(model[2].weight, before)  # 'Linear' matches neither string
+        True
+    """
+    _check_module(module, "classname_init")
+    kind = _classname_kind(module)
+    weight = _tensor(module, "weight")
+    if kind is None or weight is None or is_lazy(weight):
+        return
+    with torch.no_grad():
+        if kind == "Conv":
+            nn.init.normal_(weight, mean=0.0, std=0.02)
+        else:  # BatchNorm
+            nn.init.normal_(weight, mean=1.0, std=0.02)
+            bias = _tensor(module, "bias")
+            if bias is not None and not is_lazy(bias):
+                nn.init.zeros_(bias)
+
+
+def string_dispatch_mismatches(model: nn.Module) -> list[tuple[str, str, str]]:
+    """List the submodules where class-name matching and type dispatch disagree.
+
+    For every module of ``model`` (the root included, named ``""``), the class-name
+    rule of the notes (see :func:`classname_init`) is compared with the
+    :func:`isinstance` rule of :func:`init_weights`. A module is reported when:
+
+    * the name matches but there is nothing the recipe could initialise: no
+      ``weight`` attribute (a container named ``ConvBlock``), a ``weight`` of
+      ``None`` (``affine=False``), or an uninitialised lazy weight;
+    * otherwise, when the two rules pick different treatments: ``nn.Linear`` and
+      ``nn.Embedding`` (no ``'Conv'`` in the name), a ``ConvTranspose2d`` subclass
+      called ``Deconvolution`` (the match is case-sensitive: ``"conv"`` is not
+      ``"Conv"``), or a ``Linear`` subclass whose name happens to contain ``"Conv"``.
+
+    Args:
+        model: the model to inspect; nothing is modified.
+
+    Returns:
+        A list of ``(qualified_name, class_name, reason)`` in
+        :meth:`~torch.nn.Module.named_modules` order; empty if the rules agree
+        everywhere.
+
+    Raises:
+        TypeError: if ``model`` is not an :class:`torch.nn.Module`.
+
+    Examples:
+        >>> from torch import nn
+        >>> from ptnotes.init import string_dispatch_mismatches
+        >>> class ConvBlock(nn.Sequential):
+        ...     pass
+        >>> model = nn.Sequential(ConvBlock(nn.Conv2d(1, 4, 3), nn.ReLU()), nn.Linear(4, 2))
+        >>> for name, classname, reason in string_dispatch_mismatches(model):
+        ...     print(f"{name}: {classname}: {reason}")
+        0: ConvBlock: name matches 'Conv' but there is no weight; the recipe raises AttributeError
+        1: Linear: class-name rule: none; isinstance rule: Linear
+        >>> string_dispatch_mismatches(nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4)))
+        []
+    """
+    _check_module(model, "string_dispatch_mismatches")
+    mismatches: list[tuple[str, str, str]] = []
+    for name, module in model.named_modules():
+        by_name, by_type = _classname_kind(module), _isinstance_kind(module)
+        classname = type(module).__name__
+        if by_name is not None:
+            weight = getattr(module, "weight", _MISSING)
+            if weight is _MISSING:
+                reason = (
+                    f"name matches {by_name!r} but there is no weight; "
+                    "the recipe raises AttributeError"
+                )
+                mismatches.append((name, classname, reason))
+                continue
+            if weight is None:
+                reason = (
+                    f"name matches {by_name!r} but weight is None; the recipe raises AttributeError"
+                )
+                mismatches.append((name, classname, reason))
+                continue
+            if isinstance(weight, torch.Tensor) and is_lazy(weight):
+                reason = (
+                    f"name matches {by_name!r} but weight is uninitialised (lazy); the recipe "
+                    "has no effect and init_weights raises ValueError"
+                )
+                mismatches.append((name, classname, reason))
+                continue
+        if by_name != by_type:
+            reason = f"class-name rule: {by_name or 'none'}; isinstance rule: {by_type or 'none'}"
+            mismatches.append((name, classname, reason))
+    return mismatches

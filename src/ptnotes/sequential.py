@@ -1,0 +1,203 @@
+"""The three ways to build an :class:`torch.nn.Sequential`, and a check that two builds agree."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Literal
+
+from torch import nn
+from torch.nn.parameter import is_lazy
+
+__all__ = ["same_structure", "sequential_from"]
+
+_STYLES = ("positional", "ordered_dict", "add_module")
+
+
+def _check_layers(layers: object) -> list[tuple[str, nn.Module]]:
+    """Return ``layers`` as a list of ``(name, module)`` pairs, or raise a clear error."""
+    if isinstance(layers, str | bytes) or not isinstance(layers, Sequence):
+        raise TypeError(
+            "sequential_from() expects layers to be a sequence of (name, module) pairs, "
+            f"got {type(layers).__name__}"
+        )
+    checked: list[tuple[str, nn.Module]] = []
+    seen: set[str] = set()
+    for position, pair in enumerate(layers):
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise TypeError(
+                f"sequential_from() expects layers[{position}] to be a (name, module) tuple, "
+                f"got {type(pair).__name__}"
+            )
+        name, module = pair
+        if not isinstance(name, str):
+            raise TypeError(
+                f"sequential_from() expects the name of layers[{position}] to be a str, "
+                f"got {type(name).__name__}"
+            )
+        if not isinstance(module, nn.Module):
+            raise TypeError(
+                f"sequential_from() expects the module of layers[{position}] to be an "
+                f"nn.Module, got {type(module).__name__}"
+            )
+        if name == "" or "." in name:
+            raise ValueError(
+                f"sequential_from() expects layer names to be non-empty and free of '.', "
+                f"got {name!r} at layers[{position}]"
+            )
+        if name in seen:
+            raise ValueError(
+                f"sequential_from() got the layer name {name!r} twice; an OrderedDict or "
+                "add_module would silently keep only one of the two layers"
+            )
+        seen.add(name)
+        checked.append((name, module))
+    return checked
+
+
+def sequential_from(
+    layers: Sequence[tuple[str, nn.Module]],
+    style: Literal["positional", "ordered_dict", "add_module"],
+) -> nn.Sequential:
+    """Build an :class:`torch.nn.Sequential` from named layers, in one of its three styles.
+
+    ``"positional"``
+        ``nn.Sequential(m0, m1, ...)``: the names are dropped and the children are
+        called ``"0"``, ``"1"``, ...
+    ``"ordered_dict"``
+        ``nn.Sequential(OrderedDict([(name, m), ...]))``: the children keep the names.
+    ``"add_module"``
+        ``seq = nn.Sequential()`` then ``seq.add_module(name, m)`` for each layer: the
+        children keep the names too.
+
+    The three styles give the same computation; they differ only in the child names,
+    hence in the keys of :meth:`~torch.nn.Module.state_dict` (``"0.weight"`` versus
+    ``"conv1.weight"``). A checkpoint saved from one naming does not load into the
+    other with ``strict=True``. Integer indexing (``seq[0]``) works in every style.
+
+    The modules are used as they are, not copied: calling this twice with the same
+    modules gives two containers that share their parameters.
+
+    Args:
+        layers: ``(name, module)`` pairs in forward order. Names must be unique,
+            non-empty and contain no ``"."``; they are checked in every style, even
+            ``"positional"``, which then discards them.
+        style: ``"positional"``, ``"ordered_dict"`` or ``"add_module"``.
+
+    Returns:
+        A new :class:`torch.nn.Sequential` holding the modules in order.
+
+    Raises:
+        TypeError: if ``layers`` is not a sequence of ``(str, nn.Module)`` tuples, or
+            ``style`` is not a str.
+        ValueError: if ``style`` is unknown, or a name is empty, contains ``"."`` or is
+            repeated (an :class:`~collections.OrderedDict` or ``add_module`` would
+            silently keep one layer of the two).
+
+    Examples:
+        >>> from torch import nn
+        >>> from ptnotes.sequential import sequential_from
+        >>> def layers():
+        ...     return [("conv1", nn.Conv2d(1, 2, 3)), ("relu1", nn.ReLU())]
+        >>> sequential_from(layers(), "positional")
+        Sequential(
+          (0): Conv2d(1, 2, kernel_size=(3, 3), stride=(1, 1))
+          (1): ReLU()
+        )
+        >>> named = sequential_from(layers(), "ordered_dict")
+        >>> named
+        Sequential(
+          (conv1): Conv2d(1, 2, kernel_size=(3, 3), stride=(1, 1))
+          (relu1): ReLU()
+        )
+        >>> list(named.state_dict())
+        ['conv1.weight', 'conv1.bias']
+        >>> list(sequential_from(layers(), "add_module").state_dict())
+        ['conv1.weight', 'conv1.bias']
+        >>> named[0] is named.conv1
+        True
+    """
+    checked = _check_layers(layers)
+    if not isinstance(style, str):
+        raise TypeError(f"sequential_from() expects style to be a str, got {type(style).__name__}")
+    if style == "positional":
+        return nn.Sequential(*(module for _, module in checked))
+    if style == "ordered_dict":
+        return nn.Sequential(OrderedDict(checked))
+    if style == "add_module":
+        sequential = nn.Sequential()
+        for name, module in checked:
+            sequential.add_module(name, module)
+        return sequential
+    raise ValueError(
+        f"sequential_from() got an unknown style {style!r}; expected one of {', '.join(_STYLES)}"
+    )
+
+
+def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) -> bool:
+    """Tell whether two modules have the same layers, parameters and buffers.
+
+    Compared, in registration order:
+
+    * the types of all modules, the two roots included (:meth:`~torch.nn.Module.modules`);
+    * the parameters and buffers: their shapes and, unless ``ignore_names``, their
+      qualified names (the keys of :meth:`~torch.nn.Module.state_dict`).
+
+    Names matter by default, because they are what a checkpoint is keyed by: a
+    positional :class:`torch.nn.Sequential` (``"0.weight"``) and a named one
+    (``"conv1.weight"``) with the same layers are *not* the same structure, and
+    ``load_state_dict`` between them fails. Pass ``ignore_names=True`` to compare the
+    architecture only. Values, dtypes and devices are not compared; an uninitialised
+    parameter of a lazy module (``nn.LazyLinear`` before its first forward) has no
+    shape yet and only matches another uninitialised one.
+
+    Args:
+        a: the first module.
+        b: the second module.
+        ignore_names: compare types and shapes only, not names.
+
+    Returns:
+        ``True`` if the structures match under the chosen rule.
+
+    Raises:
+        TypeError: if ``a`` or ``b`` is not an :class:`torch.nn.Module`, or
+            ``ignore_names`` is not a ``bool``.
+
+    Examples:
+        >>> from torch import nn
+        >>> from ptnotes.sequential import same_structure, sequential_from
+        >>> def layers():
+        ...     return [("fc", nn.Linear(2, 3)), ("bn", nn.BatchNorm1d(3))]
+        >>> by_dict = sequential_from(layers(), "ordered_dict")
+        >>> by_add = sequential_from(layers(), "add_module")
+        >>> by_position = sequential_from(layers(), "positional")
+        >>> same_structure(by_dict, by_add)
+        True
+        >>> same_structure(by_dict, by_position)
+        False
+        >>> same_structure(by_dict, by_position, ignore_names=True)
+        True
+        >>> same_structure(by_dict, sequential_from([("fc", nn.Linear(2, 4))], "add_module"))
+        False
+    """
+    for argument, value in (("a", a), ("b", b)):
+        if not isinstance(value, nn.Module):
+            raise TypeError(
+                f"same_structure() expects {argument} to be an nn.Module, "
+                f"got {type(value).__name__}"
+            )
+    if not isinstance(ignore_names, bool):
+        raise TypeError(
+            f"same_structure() expects ignore_names to be a bool, got {type(ignore_names).__name__}"
+        )
+    if [type(m) for m in a.modules()] != [type(m) for m in b.modules()]:
+        return False
+
+    def tensors(module: nn.Module) -> list[tuple[str, tuple[int, ...] | None]]:
+        named = [*module.named_parameters(), *module.named_buffers()]
+        return [
+            ("" if ignore_names else name, None if is_lazy(t) else tuple(t.shape))
+            for name, t in named
+        ]
+
+    return tensors(a) == tensors(b)

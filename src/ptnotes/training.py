@@ -1,0 +1,232 @@
+"""One optimisation step, plain or with gradient accumulation over micro-batches."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+__all__ = ["accumulate_step", "train_step"]
+
+#: A loss function ``(output, target) -> scalar tensor``, such as ``nn.CrossEntropyLoss()``.
+LossFn = Callable[[Any, Any], torch.Tensor]
+
+
+def _check_common(
+    function: str,
+    model: object,
+    loss_fn: object,
+    optimizer: object,
+    max_grad_norm: object,
+) -> None:
+    if not isinstance(model, nn.Module):
+        raise TypeError(
+            f"{function} expects model to be a torch.nn.Module, got {type(model).__name__}"
+        )
+    if not callable(loss_fn):
+        raise TypeError(f"{function} expects loss_fn to be callable, got {type(loss_fn).__name__}")
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError(
+            f"{function} expects optimizer to be a torch.optim.Optimizer, "
+            f"got {type(optimizer).__name__}"
+        )
+    if max_grad_norm is not None:
+        if not isinstance(max_grad_norm, int | float) or isinstance(max_grad_norm, bool):
+            raise TypeError(
+                f"{function} expects max_grad_norm to be a number or None, "
+                f"got {type(max_grad_norm).__name__}"
+            )
+        if not (max_grad_norm > 0 and math.isfinite(max_grad_norm)):
+            raise ValueError(
+                f"{function} expects max_grad_norm to be a positive finite number, "
+                f"got {max_grad_norm}"
+            )
+
+
+def _split(function: str, batch: object, label: str) -> tuple[Any, Any]:
+    if not isinstance(batch, tuple | list) or len(batch) != 2:
+        raise TypeError(
+            f"{function} expects {label} to be an (inputs, targets) pair, got {batch!r}"
+        )
+    return batch[0], batch[1]
+
+
+def _loss(
+    function: str, model: nn.Module, loss_fn: LossFn, inputs: Any, targets: Any
+) -> torch.Tensor:
+    loss = loss_fn(model(inputs), targets)
+    if not isinstance(loss, torch.Tensor) or loss.ndim != 0:
+        shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__
+        raise ValueError(
+            f"{function} expects loss_fn to return a scalar (0-dim) tensor, got {shape}; "
+            "use a reduction such as 'mean'"
+        )
+    return loss
+
+
+def _clip_and_step(
+    model: nn.Module, optimizer: torch.optim.Optimizer, max_grad_norm: float | None
+) -> None:
+    if max_grad_norm is not None:
+        nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+
+
+def train_step(
+    model: nn.Module,
+    batch: tuple[Any, Any] | Sequence[Any],
+    loss_fn: LossFn,
+    optimizer: torch.optim.Optimizer,
+    *,
+    max_grad_norm: float | None = None,
+) -> float:
+    """Run one optimisation step on ``batch`` and return the loss.
+
+    The five steps, in the order that matters: ``optimizer.zero_grad(set_to_none=True)``
+    (gradients *accumulate* in ``.grad`` across ``backward()`` calls, so they are
+    cleared first; ``None`` rather than zeros saves a memset and lets the optimizer
+    skip parameters that got no gradient), forward, loss, ``backward()``, optionally
+    :func:`torch.nn.utils.clip_grad_norm_` (after ``backward``, which makes the
+    gradients, and before ``step``, which uses them), then ``optimizer.step()``.
+
+    The model's mode is left as it is: call ``model.train()`` first. ``loss.item()``
+    waits for the device to finish the step (a synchronisation point on a GPU).
+
+    Args:
+        model: the model; ``model(inputs)`` gives the output.
+        batch: an ``(inputs, targets)`` pair.
+        loss_fn: ``loss_fn(output, targets)`` gives a scalar tensor.
+        optimizer: an optimizer over the model's parameters.
+        max_grad_norm: if given, rescale the gradients so that their total 2-norm,
+            over all the model's parameters together, is at most this value.
+
+    Returns:
+        The loss before the step, as a Python float.
+
+    Raises:
+        TypeError: if an argument has the wrong type or ``batch`` is not a pair.
+        ValueError: if ``max_grad_norm`` is not positive and finite, or ``loss_fn``
+            does not return a scalar tensor.
+
+    Examples:
+        >>> import torch
+        >>> from torch import nn
+        >>> from ptnotes.training import train_step
+        >>> model = nn.Linear(1, 1, bias=False)
+        >>> with torch.no_grad():
+        ...     _ = model.weight.fill_(0.0)
+        >>> optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        >>> batch = (torch.tensor([[1.0], [2.0]]), torch.tensor([[2.0], [4.0]]))
+        >>> train_step(model, batch, nn.MSELoss(), optimizer)
+        10.0
+        >>> model.weight
+        Parameter containing:
+        tensor([[1.]], requires_grad=True)
+    """
+    name = "train_step()"
+    _check_common(name, model, loss_fn, optimizer, max_grad_norm)
+    inputs, targets = _split(name, batch, "batch")
+    optimizer.zero_grad(set_to_none=True)
+    loss = _loss(name, model, loss_fn, inputs, targets)
+    loss.backward()  # type: ignore[no-untyped-call]  # unannotated in torch
+    _clip_and_step(model, optimizer, max_grad_norm)
+    return loss.item()
+
+
+def accumulate_step(
+    model: nn.Module,
+    micro_batches: Sequence[tuple[Any, Any]],
+    loss_fn: LossFn,
+    optimizer: torch.optim.Optimizer,
+    *,
+    max_grad_norm: float | None = None,
+) -> float:
+    """Run one optimisation step on several micro-batches, as if they were one batch.
+
+    Gradients accumulate in ``.grad`` across ``backward()`` calls, so calling
+    ``backward()`` once per micro-batch and ``step()`` once sums their gradients. For
+    a mean-reduced loss the big batch's loss is the *weighted* mean
+    ``sum(n_i * loss_i) / N`` of the micro-batch losses (``n_i`` samples each,
+    ``N`` in total), so each micro-batch loss is scaled by its share ``n_i / N``
+    before ``backward()``. Dividing by the number of micro-batches instead is right
+    only when they all have the same size.
+
+    The result equals one step on the concatenated batch (up to floating-point
+    rounding) when the loss is a mean over samples and the forward pass treats
+    samples independently: batch normalisation in training mode does not (it
+    normalises each micro-batch with its own statistics). The shares are made for a
+    mean-reduced loss: with ``reduction="sum"`` they would scale the sum down.
+
+    Args:
+        model: the model; ``model(inputs)`` gives the output.
+        micro_batches: a non-empty sequence of ``(inputs, targets)`` pairs; ``inputs``
+            are tensors whose dimension 0 counts the samples.
+        loss_fn: ``loss_fn(output, targets)`` gives a scalar, mean-reduced tensor.
+        optimizer: an optimizer over the model's parameters.
+        max_grad_norm: if given, clip the total gradient norm (of the accumulated
+            gradients) to this value before the step.
+
+    Returns:
+        The loss of the whole batch, ``sum(n_i * loss_i) / N``, as a Python float.
+
+    Raises:
+        TypeError: if an argument has the wrong type, ``micro_batches`` is not a
+            sequence (a generator cannot be counted in advance), or an ``inputs`` is
+            not a tensor.
+        ValueError: if ``micro_batches`` is empty, a micro-batch holds no sample,
+            ``max_grad_norm`` is not positive and finite, or ``loss_fn`` does not
+            return a scalar tensor.
+
+    Examples:
+        >>> import torch
+        >>> from torch import nn
+        >>> from ptnotes.training import accumulate_step
+        >>> model = nn.Linear(1, 1, bias=False)
+        >>> with torch.no_grad():
+        ...     _ = model.weight.fill_(0.0)
+        >>> optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        >>> micro_batches = [
+        ...     (torch.tensor([[1.0]]), torch.tensor([[2.0]])),
+        ...     (torch.tensor([[2.0]]), torch.tensor([[4.0]])),
+        ... ]
+        >>> accumulate_step(model, micro_batches, nn.MSELoss(), optimizer)
+        10.0
+        >>> model.weight  # the same as train_step on the two samples at once
+        Parameter containing:
+        tensor([[1.]], requires_grad=True)
+    """
+    name = "accumulate_step()"
+    _check_common(name, model, loss_fn, optimizer, max_grad_norm)
+    if not isinstance(micro_batches, Sequence) or isinstance(micro_batches, str | bytes):
+        raise TypeError(
+            f"{name} expects micro_batches to be a sequence (e.g. a list) of "
+            f"(inputs, targets) pairs, got {type(micro_batches).__name__}"
+        )
+    if not micro_batches:
+        raise ValueError(f"{name} expects at least one micro-batch, got none")
+    pairs = [_split(name, mb, f"micro_batches[{i}]") for i, mb in enumerate(micro_batches)]
+    counts = []
+    for i, (inputs, _) in enumerate(pairs):
+        if not isinstance(inputs, torch.Tensor) or inputs.ndim == 0:
+            raise TypeError(
+                f"{name} expects the inputs of micro_batches[{i}] to be a tensor with a "
+                f"batch dimension, got {type(inputs).__name__}"
+            )
+        if inputs.shape[0] == 0:
+            raise ValueError(f"{name}: micro_batches[{i}] holds no sample")
+        counts.append(inputs.shape[0])
+    total = sum(counts)
+
+    optimizer.zero_grad(set_to_none=True)
+    weighted_sum: torch.Tensor | None = None
+    for (inputs, targets), count in zip(pairs, counts, strict=True):
+        loss = _loss(name, model, loss_fn, inputs, targets) * (count / total)
+        loss.backward()  # type: ignore[no-untyped-call]  # unannotated in torch
+        part = loss.detach()
+        weighted_sum = part if weighted_sum is None else weighted_sum + part
+    _clip_and_step(model, optimizer, max_grad_norm)
+    assert weighted_sum is not None  # at least one micro-batch, checked above
+    return weighted_sum.item()

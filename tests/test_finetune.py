@@ -1,0 +1,261 @@
+"""ptnotes.finetune: freezing by name, swapping the head, per-group learning rates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from ptnotes.finetune import freeze, param_groups, replace_head, unfreeze
+from ptnotes.models import SmallCNN
+
+ALL = [
+    "features.0.weight",
+    "features.0.bias",
+    "features.3.weight",
+    "features.3.bias",
+    "fc.weight",
+    "fc.bias",
+]
+
+
+@pytest.fixture
+def model() -> SmallCNN:
+    torch.manual_seed(0)
+    return SmallCNN(num_classes=4)
+
+
+def trainable(module: nn.Module) -> list[str]:
+    return [name for name, p in module.named_parameters() if p.requires_grad]
+
+
+# -- freeze / unfreeze ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        (None, ALL),
+        ("features.*", ALL[:4]),
+        ("*.bias", ["features.0.bias", "features.3.bias", "fc.bias"]),
+        ("fc.weight", ["fc.weight"]),
+        ("features.[03].weight", ["features.0.weight", "features.3.weight"]),
+    ],
+    ids=["none", "prefix", "suffix", "exact", "character-class"],
+)
+def test_freeze_returns_the_names_it_froze(
+    model: SmallCNN, pattern: str | None, expected: list[str]
+) -> None:
+    assert freeze(model, pattern) == expected
+    assert trainable(model) == [name for name in ALL if name not in expected]
+
+
+def test_freeze_accepts_a_predicate(model: SmallCNN) -> None:
+    frozen = freeze(model, lambda name, p: p.ndim == 4)
+    assert frozen == ["features.0.weight", "features.3.weight"]
+
+
+def test_freeze_does_not_list_parameters_already_frozen(model: SmallCNN) -> None:
+    freeze(model, "features.*")
+    assert freeze(model) == ["fc.weight", "fc.bias"]
+
+
+def test_unfreeze_undoes_freeze(model: SmallCNN) -> None:
+    freeze(model)
+    assert unfreeze(model, "fc.*") == ["fc.weight", "fc.bias"]
+    assert trainable(model) == ["fc.weight", "fc.bias"]
+
+
+def test_frozen_parameters_get_no_gradient(model: SmallCNN) -> None:
+    freeze(model, "features.*")
+    model(torch.randn(2, 3, 8, 8)).sum().backward()
+    assert [name for name, p in model.named_parameters() if p.grad is not None] == [
+        "fc.weight",
+        "fc.bias",
+    ]
+
+
+def test_freeze_matching_is_case_sensitive(model: SmallCNN) -> None:
+    with pytest.raises(ValueError, match=r"'FC\.\*' matches nothing"):
+        freeze(model, "FC.*")
+
+
+@pytest.mark.parametrize("function", [freeze, unfreeze])
+def test_freeze_rejects_pattern_that_matches_nothing(model: SmallCNN, function: Any) -> None:
+    with pytest.raises(
+        ValueError,
+        match=r"pattern 'classifier\.\*' matches nothing; parameter names are "
+        r"features\.0\.weight, features\.0\.bias, .*\(1 more\)",
+    ):
+        function(model, "classifier.*")
+
+
+def test_freeze_rejects_predicate_that_matches_nothing(model: SmallCNN) -> None:
+    def never(name: str, parameter: nn.Parameter) -> bool:
+        return False
+
+    with pytest.raises(ValueError, match="predicate never matches nothing"):
+        freeze(model, never)
+
+
+@pytest.mark.parametrize(
+    ("module", "pattern", "error", "message"),
+    [
+        ("model", None, TypeError, r"freeze\(\) expects module to be a torch.nn.Module, got str"),
+        (None, 3, TypeError, "pattern to be None, a str or a callable .* got int"),
+        (None, "", ValueError, "non-empty pattern"),
+    ],
+    ids=["module-not-a-module", "pattern-int", "pattern-empty"],
+)
+def test_freeze_rejects_bad_arguments(
+    model: SmallCNN, module: Any, pattern: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        freeze(model if module is None else module, pattern)
+
+
+# -- replace_head -----------------------------------------------------------------------
+
+
+def test_replace_head_returns_the_old_head_and_registers_the_new(model: SmallCNN) -> None:
+    old, new = model.fc, nn.Linear(16, 7)
+    assert replace_head(model, "fc", new) is old
+    assert model.fc is new
+    assert any(p is new.weight for p in model.parameters())
+    assert model(torch.zeros(1, 3, 4, 4)).shape == (1, 7)
+
+
+def test_replaced_head_is_trainable_after_freezing_the_model(model: SmallCNN) -> None:
+    freeze(model)
+    replace_head(model, "fc", nn.Linear(16, 2))
+    assert trainable(model) == ["fc.weight", "fc.bias"]
+
+
+def test_replace_head_follows_a_dotted_path(model: SmallCNN) -> None:
+    old = replace_head(model, "features.3", nn.Conv2d(8, 16, 1))
+    assert isinstance(old, nn.Conv2d)
+    assert old.kernel_size == (3, 3)
+    assert model.features[3].kernel_size == (1, 1)
+
+
+@pytest.mark.parametrize("attr", ["head", "features.9", "missing.fc", ""])
+def test_replace_head_rejects_missing_attribute(model: SmallCNN, attr: str) -> None:
+    with pytest.raises(
+        ValueError, match=f"SmallCNN has no attribute '{attr}'; its children are features, fc"
+    ):
+        replace_head(model, attr, nn.Identity())
+
+
+@pytest.mark.parametrize(("attr", "kind"), [("num_classes", "int"), ("fc.weight", "Parameter")])
+def test_replace_head_rejects_attribute_that_is_not_a_module(
+    model: SmallCNN, attr: str, kind: str
+) -> None:
+    with pytest.raises(TypeError, match=f"'{attr}' is a {kind}, not a torch.nn.Module"):
+        replace_head(model, attr, nn.Identity())
+
+
+def test_replace_head_rejects_new_head_that_is_not_a_module(model: SmallCNN) -> None:
+    with pytest.raises(TypeError, match=r"new_head to be a torch\.nn\.Module, got function"):
+        replace_head(model, "fc", lambda x: x)  # type: ignore[arg-type]
+
+
+# -- param_groups -----------------------------------------------------------------------
+
+
+def group_names(model: nn.Module, groups: list[dict[str, Any]]) -> list[list[str]]:
+    names = {id(p): n for n, p in model.named_parameters()}
+    return [[names[id(p)] for p in group["params"]] for group in groups]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"fc.*": {"lr": 0.1}, "features.0.*": {"lr": 0.01}},
+        [("fc.*", {"lr": 0.1}), ("features.0.*", {"lr": 0.01})],
+    ],
+    ids=["mapping", "pairs"],
+)
+def test_param_groups_puts_each_trainable_parameter_in_one_group(
+    model: SmallCNN, spec: Any
+) -> None:
+    groups = param_groups(model, spec, default={"lr": 0.001})
+    assert group_names(model, groups) == [ALL[4:], ALL[:2], ALL[2:4]]
+    assert [g["lr"] for g in groups] == [0.1, 0.01, 0.001]
+
+
+def test_param_groups_without_default_leaves_options_to_the_optimizer(model: SmallCNN) -> None:
+    groups = param_groups(model, {"fc.*": {"lr": 0.5}})
+    optimizer = torch.optim.SGD(groups, lr=0.01)
+    assert [g["lr"] for g in optimizer.param_groups] == [0.5, 0.01]
+
+
+def test_param_groups_leaves_frozen_parameters_out(model: SmallCNN) -> None:
+    freeze(model, "features.0.*")
+    groups = param_groups(model, {"fc.*": {}})
+    assert group_names(model, groups) == [ALL[4:], ALL[2:4]]
+
+
+def test_param_groups_omits_empty_default_group(model: SmallCNN) -> None:
+    assert len(param_groups(model, {"*": {"lr": 1.0}})) == 1
+
+
+def test_param_groups_apply_their_own_learning_rate(model: SmallCNN) -> None:
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    optimizer = torch.optim.SGD(param_groups(model, {"fc.*": {"lr": 1.0}}, default={"lr": 0.0}))
+    model(torch.randn(2, 3, 8, 8)).sum().backward()
+    optimizer.step()
+    moved = [n for n, p in model.named_parameters() if not torch.equal(p, before[n])]
+    assert moved == ["fc.weight", "fc.bias"]
+
+
+def test_param_groups_rejects_parameter_in_two_groups(model: SmallCNN) -> None:
+    with pytest.raises(
+        ValueError, match=r"parameter 'fc\.weight' matches two groups, '\*\.weight' and 'fc\.\*'"
+    ):
+        param_groups(model, {"*.weight": {}, "fc.*": {}})
+
+
+def test_param_groups_rejects_frozen_parameter_in_a_group(model: SmallCNN) -> None:
+    freeze(model, "fc.bias")
+    with pytest.raises(ValueError, match=r"'fc\.bias' \(group 'fc\.\*'\) is frozen"):
+        param_groups(model, {"fc.*": {"lr": 0.1}})
+
+
+def test_param_groups_rejects_pattern_that_matches_nothing(model: SmallCNN) -> None:
+    with pytest.raises(
+        ValueError, match=r"pattern 'head\.\*' matches nothing; parameter names are"
+    ):
+        param_groups(model, {"head.*": {"lr": 0.1}})
+
+
+@pytest.mark.parametrize(
+    ("groups", "default", "error", "message"),
+    [
+        (
+            {"fc.*": {"params": []}},
+            None,
+            ValueError,
+            "options of 'fc.\\*' must not contain 'params'",
+        ),
+        ({"fc.*": 0.1}, None, TypeError, "options of 'fc.\\*' to be a mapping"),
+        ({"fc.*": {}}, 0.1, TypeError, "options of default to be a mapping .* got float"),
+        ("fc.*", None, TypeError, "groups to be a mapping .* got str"),
+        ([("fc.*",)], None, TypeError, "groups as \\(pattern, options\\) pairs"),
+        ({3: {}}, None, TypeError, "pattern to be a str, got int"),
+    ],
+    ids=[
+        "params-in-options",
+        "options-float",
+        "default-float",
+        "groups-str",
+        "short-pair",
+        "pattern-int",
+    ],
+)
+def test_param_groups_rejects_bad_arguments(
+    model: SmallCNN, groups: Any, default: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        param_groups(model, groups, default=default)

@@ -1,0 +1,274 @@
+"""Tests for ptnotes.init: type dispatch, the notes' class-name recipe, and where they differ."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from ptnotes.init import classname_init, init_weights, string_dispatch_mismatches
+from ptnotes.layers import ConvBNReLU
+
+CONV_MODULES = [
+    nn.Conv1d(4, 64, 3),
+    nn.Conv2d(4, 64, 3),
+    nn.Conv3d(4, 64, 3),
+    nn.ConvTranspose1d(4, 64, 3),
+    nn.ConvTranspose2d(4, 64, 3),
+    nn.ConvTranspose3d(4, 64, 3),
+]
+BATCHNORM_MODULES = [nn.BatchNorm1d(8), nn.BatchNorm2d(8), nn.BatchNorm3d(8), nn.SyncBatchNorm(8)]
+
+
+class ConvBlock(nn.Sequential):
+    """A user container whose name contains 'Conv' but which has no weight."""
+
+
+class Deconvolution(nn.ConvTranspose2d):
+    """A transposed convolution whose name lacks the capital-C 'Conv'."""
+
+
+class ConvLinear(nn.Linear):
+    """A Linear whose name happens to contain 'Conv'."""
+
+
+def fan_out(weight: torch.Tensor) -> int:
+    """fan_out as kaiming_normal_ computes it: size(0) times the receptive field.
+
+    For a transposed conv, size(0) is in_channels: torch does not swap the two fans.
+    """
+    return weight.shape[0] * math.prod(weight.shape[2:])
+
+
+@pytest.mark.parametrize("conv", CONV_MODULES, ids=lambda m: type(m).__name__)
+def test_init_weights_gives_conv_kaiming_normal_fan_out_and_zero_bias(conv: nn.Module) -> None:
+    torch.manual_seed(0)
+    init_weights(conv)
+    expected_std = math.sqrt(2.0 / fan_out(conv.weight))
+    assert conv.weight.std().item() == pytest.approx(expected_std, rel=0.15)
+    assert torch.equal(conv.bias, torch.zeros_like(conv.bias))
+
+
+def test_init_weights_gives_linear_xavier_uniform_and_zero_bias() -> None:
+    linear = nn.Linear(30, 20)
+    init_weights(linear)
+    bound = math.sqrt(6.0 / (30 + 20))
+    assert linear.weight.abs().max() <= bound
+    assert linear.weight.abs().max() > bound / 2
+    assert torch.equal(linear.bias, torch.zeros(20))
+
+
+@pytest.mark.parametrize("bn", BATCHNORM_MODULES, ids=lambda m: type(m).__name__)
+def test_init_weights_gives_batchnorm_ones_and_zeros(bn: nn.Module) -> None:
+    with torch.no_grad():
+        bn.weight.fill_(3.0)
+        bn.bias.fill_(3.0)
+    init_weights(bn)
+    assert torch.equal(bn.weight, torch.ones(8))
+    assert torch.equal(bn.bias, torch.zeros(8))
+
+
+def test_init_weights_leaves_batchnorm_running_stats_alone() -> None:
+    bn = nn.BatchNorm1d(3)
+    bn(torch.randn(10, 3) + 5)
+    running_mean = bn.running_mean.clone()
+    init_weights(bn)
+    assert torch.equal(bn.running_mean, running_mean)
+
+
+def test_init_weights_gives_embedding_small_normal_and_zero_padding_row() -> None:
+    torch.manual_seed(0)
+    embedding = nn.Embedding(1000, 16, padding_idx=3)
+    init_weights(embedding)
+    assert embedding.weight.std().item() == pytest.approx(0.02, rel=0.1)
+    assert torch.equal(embedding.weight[3], torch.zeros(16))
+
+
+@pytest.mark.parametrize(
+    "module", [nn.ReLU(), nn.LayerNorm(4), nn.Sequential()], ids=lambda m: type(m).__name__
+)
+def test_init_weights_leaves_other_modules_unchanged(module: nn.Module) -> None:
+    before = {k: v.clone() for k, v in module.state_dict().items()}
+    init_weights(module)
+    after = module.state_dict()
+    assert before.keys() == after.keys()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [nn.Conv2d(2, 2, 3, bias=False), nn.Linear(2, 2, bias=False), nn.BatchNorm2d(2, affine=False)],
+    ids=["conv", "linear", "batchnorm"],
+)
+def test_init_weights_skips_a_missing_weight_or_bias(module: nn.Module) -> None:
+    init_weights(module)
+
+
+def test_init_weights_reaches_subclasses_whatever_their_name() -> None:
+    deconvolution = Deconvolution(2, 2, 3)
+    init_weights(deconvolution)
+    assert torch.equal(deconvolution.bias, torch.zeros(2))
+
+
+def test_init_weights_through_apply_visits_every_submodule() -> None:
+    model = nn.Sequential(ConvBNReLU(2, 4), nn.Flatten(), nn.Linear(4, 2))
+    model.apply(init_weights)
+    assert torch.equal(model[0][1].weight, torch.ones(4))
+    assert torch.equal(model[2].bias, torch.zeros(2))
+
+
+def test_init_weights_keeps_parameters_leaves_without_grad_history() -> None:
+    linear = nn.Linear(3, 3)
+    init_weights(linear)
+    assert linear.weight.is_leaf
+    assert linear.weight.grad_fn is None
+    assert linear.weight.requires_grad
+
+
+def test_init_weights_raises_on_uninitialised_lazy_module() -> None:
+    with pytest.raises(ValueError, match="cannot initialise LazyConv2d: its parameters are"):
+        init_weights(nn.LazyConv2d(4, 3))
+
+
+def test_init_weights_works_on_a_lazy_module_after_its_first_forward() -> None:
+    conv = nn.LazyConv2d(4, 3)
+    conv(torch.zeros(1, 2, 5, 5))
+    init_weights(conv)
+    assert torch.equal(conv.bias, torch.zeros(4))
+
+
+def test_classname_init_gives_conv_small_normal_and_keeps_conv_bias() -> None:
+    torch.manual_seed(0)
+    conv = nn.Conv2d(16, 16, 3)
+    bias = conv.bias.clone()
+    classname_init(conv)
+    assert conv.weight.std().item() == pytest.approx(0.02, rel=0.1)
+    assert torch.equal(conv.bias, bias)
+
+
+def test_classname_init_gives_batchnorm_normal_around_one_and_zero_bias() -> None:
+    torch.manual_seed(0)
+    bn = nn.BatchNorm1d(1000)
+    classname_init(bn)
+    assert bn.weight.mean().item() == pytest.approx(1.0, abs=0.01)
+    assert bn.weight.std().item() == pytest.approx(0.02, rel=0.1)
+    assert torch.equal(bn.bias, torch.zeros(1000))
+
+
+@pytest.mark.parametrize(
+    "module",
+    [nn.Linear(4, 4), nn.Embedding(4, 4), Deconvolution(2, 2, 3)],
+    ids=["Linear", "Embedding", "Deconvolution"],
+)
+def test_classname_init_leaves_modules_without_a_matching_name(module: nn.Module) -> None:
+    weight = module.weight.clone()
+    classname_init(module)
+    assert torch.equal(module.weight, weight)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [ConvBlock(nn.ReLU()), ConvBNReLU(2, 2), nn.BatchNorm2d(2, affine=False), nn.LazyConv2d(2, 3)],
+    ids=["ConvBlock", "ConvBNReLU", "BatchNorm2d-affine-False", "LazyConv2d"],
+)
+def test_classname_init_skips_a_matched_module_it_cannot_initialise(module: nn.Module) -> None:
+    classname_init(module)
+
+
+def test_notes_recipe_crashes_on_a_container_named_conv() -> None:
+    def notes_recipe(m: nn.Module) -> None:
+        if type(m).__name__.find("Conv") != -1:
+            m.weight.data.normal_(0.0, 0.02)
+
+    with pytest.raises(AttributeError, match="'ConvBlock' object has no attribute 'weight'"):
+        ConvBlock(nn.ReLU()).apply(notes_recipe)
+
+
+def test_notes_recipe_on_a_lazy_conv_is_silently_lost_at_first_forward() -> None:
+    conv = nn.LazyConv2d(64, 3)
+    conv.weight.data.normal_(0.0, 0.02)  # no error, no effect
+    conv(torch.zeros(1, 2, 5, 5))
+    assert conv.weight.std().item() > 0.1  # torch's default (about 0.136 here), not 0.02
+
+
+@pytest.mark.parametrize(
+    ("module", "reason"),
+    [
+        (ConvBlock(nn.ReLU()), "name matches 'Conv' but there is no weight"),
+        (ConvBNReLU(2, 2), "name matches 'Conv' but there is no weight"),
+        (nn.BatchNorm2d(2, affine=False), "name matches 'BatchNorm' but weight is None"),
+        (nn.LazyConv2d(2, 3), "name matches 'Conv' but weight is uninitialised (lazy)"),
+        (nn.LazyBatchNorm1d(), "name matches 'BatchNorm' but weight is uninitialised (lazy)"),
+        (nn.Linear(2, 2), "class-name rule: none; isinstance rule: Linear"),
+        (nn.Embedding(2, 2), "class-name rule: none; isinstance rule: Embedding"),
+        (Deconvolution(2, 2, 3), "class-name rule: none; isinstance rule: Conv"),
+        (ConvLinear(2, 2), "class-name rule: Conv; isinstance rule: Linear"),
+    ],
+    ids=[
+        "container-ConvBlock",
+        "container-ConvBNReLU",
+        "batchnorm-affine-False",
+        "LazyConv2d",
+        "LazyBatchNorm1d",
+        "Linear",
+        "Embedding",
+        "Deconvolution",
+        "ConvLinear",
+    ],
+)
+def test_string_dispatch_mismatches_reports_each_disagreement(
+    module: nn.Module, reason: str
+) -> None:
+    (mismatch,) = string_dispatch_mismatches(module)
+    assert mismatch[:2] == ("", type(module).__name__)
+    assert mismatch[2].startswith(reason)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [*CONV_MODULES, *BATCHNORM_MODULES, nn.ReLU(), nn.LayerNorm(3)],
+    ids=lambda m: type(m).__name__,
+)
+def test_string_dispatch_mismatches_is_empty_where_the_rules_agree(module: nn.Module) -> None:
+    assert string_dispatch_mismatches(module) == []
+
+
+def test_string_dispatch_mismatches_names_submodules_in_order() -> None:
+    model = nn.Sequential(ConvBNReLU(2, 4), nn.Flatten(), nn.Linear(4, 2))
+    assert [(name, classname) for name, classname, _ in string_dispatch_mismatches(model)] == [
+        ("0", "ConvBNReLU"),
+        ("2", "Linear"),
+    ]
+
+
+def test_string_dispatch_mismatches_does_not_modify_the_model() -> None:
+    model = nn.Sequential(nn.Conv2d(2, 2, 3), nn.Linear(2, 2))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    string_dispatch_mismatches(model)
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+
+
+# -- bad inputs ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("function", "name"),
+    [
+        (init_weights, "init_weights"),
+        (classname_init, "classname_init"),
+        (string_dispatch_mismatches, "string_dispatch_mismatches"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("bad", "type_name"),
+    [(nn.Linear, "type"), (torch.zeros(2), "Tensor"), ([nn.ReLU()], "list")],
+    ids=["class-not-instance", "tensor", "list"],
+)
+def test_init_functions_reject_non_modules(
+    function: object, name: str, bad: object, type_name: str
+) -> None:
+    assert callable(function)
+    with pytest.raises(TypeError, match=rf"^{name}\(\) expects an nn.Module, got {type_name}$"):
+        function(bad)
