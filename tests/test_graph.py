@@ -237,3 +237,23 @@ def test_graph_rendering_rejects_bad_names(
     w = torch.ones(1, requires_grad=True)
     with pytest.raises(TypeError, match=message):
         function(w * 2, names)
+
+
+def test_details_label_version_counters_of_leaves() -> None:
+    w = torch.tensor(2.0, requires_grad=True)
+    y = w * 3
+    with torch.no_grad():
+        w.add_(1.0)  # an in-place update bumps the leaf's version counter
+    assert "AccumulateGrad(w, shape=(), version=1)" in graph_text(y, {"w": w}, details=True)
+
+
+def test_details_label_saved_tensors_of_functions() -> None:
+    w = torch.tensor(2.0, requires_grad=True)
+    y = (w * torch.ones(3)).sum()
+    text = graph_dot(y, {"w": w}, details=True)
+    assert "MulBackward0 saved: other=tensor(shape=(3,), dtype=torch.float32)" in text
+
+
+def test_without_details_no_saved_values_are_shown() -> None:
+    w = torch.tensor(2.0, requires_grad=True)
+    assert "saved" not in graph_text((w * torch.ones(3)).sum(), {"w": w})

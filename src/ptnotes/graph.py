@@ -188,17 +188,32 @@ def _labels(function: str, walk: _Walk, names: Mapping[str, torch.Tensor] | None
     return {node_id: ", ".join(labels) for node_id, labels in found.items()}
 
 
-def _label(node: GraphNode, labels: Mapping[int, str]) -> str:
-    """A node's one-line description: its class, and its tensor's name and shape."""
+def _label(node: GraphNode, labels: Mapping[int, str], details: bool = False) -> str:
+    """A node's one-line description: its class, and its tensor's name and shape.
+
+    With ``details``, a leaf also shows its version counter and a backward function the
+    values it saved for backward (``None`` entries left out).
+    """
     name = labels.get(node.id)
     if node.kind == "leaf":
         assert node.variable is not None
         shape = f"shape={tuple(node.variable.shape)}"
+        if details:
+            shape += f", version={node.version}"
         return f"{node.name}({name}, {shape})" if name else f"{node.name}({shape})"
-    return f"{node.name} ({name})" if name else node.name
+    label = f"{node.name} ({name})" if name else node.name
+    saved = [f"{key}={value}" for key, value in node.saved if value != "None"]
+    if details and saved:
+        label += " saved: " + ", ".join(saved)
+    return label
 
 
-def graph_text(tensor: torch.Tensor, names: Mapping[str, torch.Tensor] | None = None) -> str:
+def graph_text(
+    tensor: torch.Tensor,
+    names: Mapping[str, torch.Tensor] | None = None,
+    *,
+    details: bool = False,
+) -> str:
     """Draw the autograd graph behind ``tensor`` as a text tree, root first.
 
     Each line is a node of :func:`walk_graph`; its children are the nodes
@@ -211,6 +226,8 @@ def graph_text(tensor: torch.Tensor, names: Mapping[str, torch.Tensor] | None = 
         tensor: a tensor with a ``grad_fn``, or a leaf that requires grad.
         names: optional ``{name: tensor}``: a leaf is labelled with its name and shape,
             a function node with the name of the tensor it produced.
+        details: also label each leaf with its version counter and each backward
+            function with the values it saved for backward.
 
     Returns:
         The tree, one node per line, without a trailing newline.
@@ -244,7 +261,14 @@ def graph_text(tensor: torch.Tensor, names: Mapping[str, torch.Tensor] | None = 
                 ├── MulBackward0 (l1) [#3, see above]
                 └── AccumulateGrad(w3, shape=())
 
-        ``input`` does not require grad, so no node stands for it.
+        ``input`` does not require grad, so no node stands for it. With ``details``, the
+        tree also shows what each node saved for backward and each leaf's version counter:
+
+        >>> y = (w1 * input).sum()
+        >>> print(graph_text(y, dict(w1=w1), details=True))
+        SumBackward0 saved: self_sym_sizes=(2, 2)
+        └── MulBackward0 saved: other=tensor(shape=(2, 2), dtype=torch.float32)
+            └── AccumulateGrad(w1, shape=(), version=0)
     """
     function = "graph_text()"
     walk = _walk(_check_tensor(function, tensor))
@@ -259,7 +283,7 @@ def graph_text(tensor: torch.Tensor, names: Mapping[str, torch.Tensor] | None = 
     while stack:
         node_id, prefix, child_prefix = stack.pop()
         node = walk.nodes[node_id]
-        line = prefix + _label(node, labels)
+        line = prefix + _label(node, labels, details)
         if node_id in drawn:
             lines.append(f"{line} [#{node_id}, see above]")
             continue
@@ -283,7 +307,12 @@ def _dot_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def graph_dot(tensor: torch.Tensor, names: Mapping[str, torch.Tensor] | None = None) -> str:
+def graph_dot(
+    tensor: torch.Tensor,
+    names: Mapping[str, torch.Tensor] | None = None,
+    *,
+    details: bool = False,
+) -> str:
     """Describe the autograd graph behind ``tensor`` in Graphviz's DOT language.
 
     Only the text is produced (no Graphviz needed): render it with
@@ -296,6 +325,7 @@ def graph_dot(tensor: torch.Tensor, names: Mapping[str, torch.Tensor] | None = N
     Args:
         tensor: a tensor with a ``grad_fn``, or a leaf that requires grad.
         names: optional ``{name: tensor}`` labels, as in :func:`graph_text`.
+        details: label saved values and version counters, as in :func:`graph_text`.
 
     Returns:
         The DOT source of a ``digraph``, ending with a newline.
@@ -325,7 +355,8 @@ def graph_dot(tensor: torch.Tensor, names: Mapping[str, torch.Tensor] | None = N
     lines = ["digraph autograd {", '    node [shape=box, fontname="monospace"];']
     for node in walk.nodes:
         shape = ", shape=ellipse" if node.kind == "leaf" else ""
-        lines.append(f"    n{node.id} [label={_dot_string(_label(node, labels))}{shape}];")
+        label = _dot_string(_label(node, labels, details))
+        lines.append(f"    n{node.id} [label={label}{shape}];")
     for node in walk.nodes:
         lines.extend(f"    n{node.id} -> n{child};" for child in node.children)
     lines.append("}")
