@@ -1,4 +1,4 @@
-"""One DistributedDataParallel training step on CPU, runnable with ``torchrun`` or in-process tools.
+"""One DistributedDataParallel training step on the CPU, for ``torchrun`` and ``run_parallel``.
 
 Run it on two processes with::
 
@@ -6,10 +6,10 @@ Run it on two processes with::
 
 (``--standalone`` picks a free port; without it ``torchrun`` uses port 29500.) Each
 process trains a copy of a tiny linear model on its own share of a synthetic dataset
-(:class:`~torch.utils.data.distributed.DistributedSampler`), and
-:class:`~torch.nn.parallel.DistributedDataParallel` averages the gradients during
-``backward()``. Rank 0 prints one line: the loss, whether every rank holds the same
-gradients, and whether they equal the gradients of one process on the whole dataset.
+(:class:`~torch.utils.data.DistributedSampler`), and ``DistributedDataParallel``
+averages the gradients during ``backward()``. Rank 0 prints one line: the loss,
+whether every rank holds the same gradients, and whether they equal the gradients of
+one process on the whole dataset.
 
 The same step runs under :func:`ptnotes.distributed.run_parallel`::
 
@@ -107,9 +107,10 @@ def make_model(features: int = FEATURES) -> nn.Linear:
 def _sgd_step(model: nn.Module) -> torch.Tensor:
     """Plain SGD, written out; return the weight after the step.
 
-    ``torch.optim.SGD(model.parameters(), lr).step()`` computes the same update; its
-    first call imports the compiler stack (``torch._dynamo``), which costs every worker
-    process seconds for one step of a 5-parameter model.
+    ``torch.optim.SGD(model.parameters(), lr=LEARNING_RATE).step()`` computes the same
+    update. Its first call imports the compiler stack (``torch._dynamo``), seconds of
+    start-up for one step of a 5-parameter model in a process that has no other use
+    for it, such as :func:`single_process_step` (DDP imports it anyway).
     """
     with torch.no_grad():
         for parameter in model.parameters():

@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable
 from datetime import timedelta
 from multiprocessing.connection import Connection, wait
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import torch.distributed as dist
 import torch.multiprocessing as mp
@@ -21,8 +21,6 @@ if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
 __all__ = ["WorkerError", "find_free_port", "run_parallel"]
-
-R = TypeVar("R")
 
 #: Seconds a worker gets to exit by itself (after its result arrived, or after SIGTERM).
 _GRACE_S = 5.0
@@ -68,22 +66,22 @@ def find_free_port(host: str = "127.0.0.1") -> int:
 
 
 def run_parallel(
-    fn: Callable[..., R],
+    fn: Callable[..., Any],
     world_size: int,
     *args: Any,
     backend: str = "gloo",
     timeout: float = 60.0,
-) -> list[R]:
+) -> list[Any]:
     """Call ``fn(rank, world_size, *args)`` on ``world_size`` processes; return their results.
 
     Each worker is a fresh Python process (``torch.multiprocessing``'s *spawn* start
     method) that joins a process group before ``fn`` runs and always leaves it after
     (:func:`torch.distributed.destroy_process_group`), so ``fn`` can use collectives
     such as :func:`torch.distributed.all_reduce` or wrap a model in
-    :class:`~torch.nn.parallel.DistributedDataParallel`. The group meets on
-    ``127.0.0.1`` at a port chosen at call time (:func:`find_free_port`), and the
-    workers see the same environment variables ``torchrun`` sets (``RANK``,
-    ``LOCAL_RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``).
+    ``DistributedDataParallel``. The group meets on ``127.0.0.1`` at a port chosen at
+    call time (:func:`find_free_port`), and the workers see the environment variables
+    ``torchrun`` sets (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``,
+    ``MASTER_ADDR``, ``MASTER_PORT``).
 
     Nothing hangs: as soon as one worker fails, the others are terminated and
     :class:`WorkerError` is raised (it does not wait for the survivors to time out in a
@@ -108,10 +106,11 @@ def run_parallel(
 
     Raises:
         TypeError: if ``fn`` is not callable or cannot be pickled by reference, if an
-            argument cannot be pickled, or if ``world_size`` or ``timeout`` is not a
-            number of the right kind.
-        ValueError: if ``world_size < 1``, ``timeout <= 0`` or the backend is not
-            available in this build of torch.
+            argument cannot be pickled, if ``world_size`` is not an int, ``timeout`` not
+            a number or ``backend`` not a str.
+        ValueError: if ``world_size < 1``, ``timeout`` is not finite and positive, or
+            the backend is not available in this build of torch.
+        RuntimeError: if this build of torch has no :mod:`torch.distributed`.
         WorkerError: if a worker raised or exited without a result; the message holds
             the rank and the worker's traceback.
         TimeoutError: if the workers did not all finish within ``timeout`` seconds.
@@ -140,6 +139,7 @@ def run_parallel(
             run_parallel(rank_sum, 2)  # [3.0, 3.0]: 1 + 2, seen by both ranks
     """
     payload = _validate(fn, world_size, args, backend, timeout)
+    deadline = time.monotonic() + timeout
     port = find_free_port()
     context = mp.get_context("spawn")
     processes: list[BaseProcess] = []
@@ -147,6 +147,7 @@ def run_parallel(
     try:
         for rank in range(world_size):
             reader, writer = context.Pipe(duplex=False)
+            readers[reader] = rank
             process = context.Process(
                 target=_worker,
                 args=(rank, world_size, port, backend, timeout, payload, writer),
@@ -155,8 +156,7 @@ def run_parallel(
             process.start()
             writer.close()  # the worker holds the only writer: its exit means EOF here
             processes.append(process)
-            readers[reader] = rank
-        return _collect(readers, processes, time.monotonic() + timeout, timeout)
+        return _collect(readers, processes, deadline, timeout)
     finally:
         _stop(processes)
         for reader in readers:

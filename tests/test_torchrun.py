@@ -1,0 +1,38 @@
+"""`torchrun -m ptnotes.ddp_example` trains one DDP step on two CPU processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from ptnotes.distributed import find_free_port
+
+TIMEOUT_S = 300  # the launcher and two workers each import torch: slow on a loaded machine
+EXPECTED = (
+    "ddp_example: world_size=2 loss=38.216766 "
+    "grads_equal_across_ranks=True matches_single_process=True"
+)
+
+
+def test_torchrun_runs_the_ddp_example_on_two_processes() -> None:
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",  # what the `torchrun` script runs
+        "--nproc-per-node",
+        "2",
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",  # not the default 29500, which another run may hold
+        str(find_free_port()),
+        "-m",
+        "ptnotes.ddp_example",
+    ]
+    # OMP_NUM_THREADS set: otherwise torchrun sets it to 1 itself and logs a warning.
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=TIMEOUT_S, env=env, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [EXPECTED]  # rank 0 prints, rank 1 does not
