@@ -74,14 +74,20 @@ def run_parallel(
 ) -> list[Any]:
     """Call ``fn(rank, world_size, *args)`` on ``world_size`` processes; return their results.
 
-    Each worker is a fresh Python process (``torch.multiprocessing``'s *spawn* start
-    method) that joins a process group before ``fn`` runs and always leaves it after
+    Each worker is a new Python process that joins a process group before ``fn`` runs and always leaves it after
     (:func:`torch.distributed.destroy_process_group`), so ``fn`` can use collectives
     such as :func:`torch.distributed.all_reduce` or wrap a model in
     ``DistributedDataParallel``. The group meets on ``127.0.0.1`` at a port chosen at
     call time (:func:`find_free_port`), and the workers see the environment variables
     ``torchrun`` sets (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``,
     ``MASTER_ADDR``, ``MASTER_PORT``).
+
+    Workers are started with the *forkserver* start method where the platform has it
+    (Linux, macOS), with ``torch`` preloaded in the server: each worker is forked from a
+    process that has already imported torch, so starting one costs a fraction of a
+    second instead of a full ``import torch`` (seconds). Like *spawn*, and unlike
+    *fork*, nothing of the caller's state (threads, CUDA context) is inherited.
+    Elsewhere the *spawn* method is used.
 
     Nothing hangs: as soon as one worker fails, the others are terminated and
     :class:`WorkerError` is raised (it does not wait for the survivors to time out in a
@@ -92,7 +98,7 @@ def run_parallel(
     Args:
         fn: a function importable by name (defined at the top level of a module, not a
             lambda, a nested function, nor a function typed at the interactive prompt):
-            a spawned process finds it by importing its module. Its return value must
+            a new process finds it by importing its module. Its return value must
             be picklable.
         world_size: the number of processes, at least 1.
         *args: extra positional arguments for ``fn``, picklable.
@@ -141,7 +147,7 @@ def run_parallel(
     payload = _validate(fn, world_size, args, backend, timeout)
     deadline = time.monotonic() + timeout
     port = find_free_port()
-    context = mp.get_context("spawn")
+    context = _start_context()
     processes: list[BaseProcess] = []
     readers: dict[Connection, int] = {}
     try:
@@ -194,7 +200,7 @@ def _validate(
     main = sys.modules.get("__main__")
     if getattr(fn, "__module__", None) == "__main__" and not hasattr(main, "__file__"):
         raise TypeError(
-            f"fn {name!r} was defined at the interactive prompt, where spawned processes "
+            f"fn {name!r} was defined at the interactive prompt, where new processes "
             "cannot import it: define it in a module"
         )
     try:
@@ -202,6 +208,15 @@ def _validate(
     except Exception as error:
         raise TypeError(f"the arguments for fn must be picklable: {error}") from error
     return pickle.dumps((fn, args))
+
+
+def _start_context() -> Any:
+    """The multiprocessing context for workers: forkserver with torch preloaded, or spawn."""
+    if "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    context = mp.get_context("forkserver")
+    context.set_forkserver_preload(["torch", "torch.distributed"])
+    return context
 
 
 def _worker(
