@@ -74,11 +74,11 @@ def run_parallel(
 ) -> list[Any]:
     """Call ``fn(rank, world_size, *args)`` on ``world_size`` processes; return their results.
 
-    Each worker is a new Python process that joins a process group before ``fn`` runs
-    and always leaves it after (:func:`torch.distributed.destroy_process_group`), so ``fn`` can use collectives
-    such as :func:`torch.distributed.all_reduce` or wrap a model in
-    ``DistributedDataParallel``. The group meets on ``127.0.0.1`` at a port chosen at
-    call time (:func:`find_free_port`), and the workers see the environment variables
+    Each worker is a new Python process that joins a process group before ``fn`` runs and
+    always leaves it after (:func:`torch.distributed.destroy_process_group`), so ``fn`` can
+    use collectives such as :func:`torch.distributed.all_reduce` or wrap a model in
+    ``DistributedDataParallel``. The group meets on ``127.0.0.1`` at a port chosen at call
+    time (:func:`find_free_port`), and the workers see the environment variables
     ``torchrun`` sets (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``,
     ``MASTER_ADDR``, ``MASTER_PORT``).
 
