@@ -81,3 +81,12 @@ def test_duplicate_claim_id_is_rejected(tmp_path: Path) -> None:
     (tmp_path / "x.toml").write_text(f"[[claim]]\n{entry}\n[[claim]]\n{entry}")
     with pytest.raises(ValueError, match="duplicate id 'a'"):
         load_claims(tmp_path)
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=[c.id for c in CLAIMS])
+def test_claim_text_has_no_markup_outside_code_spans(claim: Claim) -> None:
+    """``<X>`` would render as HTML and ``__x__`` as bold: such text belongs in backticks."""
+    for text in (claim.claim, claim.reality):
+        prose = re.sub(r"`[^`]*`", "", text)
+        assert "<" not in prose, text
+        assert not re.search(r"__\w+__", prose), text
