@@ -1,0 +1,156 @@
+"""
+How much memory do ``ReLU(inplace=True)``, ``no_grad`` and ``inference_mode`` save?
+====================================================================================
+
+An in-place ReLU writes its result over its input instead of allocating a new tensor;
+:class:`torch.no_grad` and :class:`torch.inference_mode` stop autograd from recording the
+graph, so nothing is kept for a backward pass. This script measures what each of them
+changes in the forward pass of a stack of ``Linear`` + ``ReLU`` layers on the CPU, with
+numbers from the PyTorch profiler rather than from rules of thumb.
+"""
+
+# %%
+# The model and what we measure
+# -----------------------------
+# Eight ``Linear(1024, 1024)`` + ``ReLU`` layers on a batch of 256: every activation is
+# exactly 256 x 1024 float32 values, 1 MiB, so the results read as "how many activations".
+# :class:`torch.profiler.profile` with ``profile_memory=True`` records every allocation of
+# an operator and every free; replaying them in time order gives three numbers per forward
+# pass: the bytes **allocated** in total, the **peak** of bytes alive at once, and the bytes
+# still **held** when the forward pass returns (the output plus whatever autograd keeps).
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from torch import nn
+from torch.profiler import ProfilerActivity, profile
+
+torch.manual_seed(0)
+MiB = 2**20
+depth, width, batch = 8, 1024, 256
+
+
+def relu_mlp(inplace: bool) -> nn.Sequential:
+    """``depth`` blocks of ``Linear(width, width)`` followed by ``ReLU(inplace=inplace)``."""
+    layers: list[nn.Module] = []
+    for _ in range(depth):
+        layers += [nn.Linear(width, width), nn.ReLU(inplace=inplace)]
+    return nn.Sequential(*layers)
+
+
+def profile_forward(model: nn.Module, x: torch.Tensor, mode: str) -> tuple[int, int, int]:
+    """Run ``model(x)`` under a grad mode; return (allocated, peak, held) in bytes."""
+    context = {
+        "grad enabled": torch.enable_grad,
+        "no_grad": torch.no_grad,
+        "inference_mode": torch.inference_mode,
+    }[mode]
+    with context(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        output = model(x)
+    # An operator's own allocations are its self_cpu_memory_usage; a free is a
+    # "[memory]" event with a negative size. Replay them in order of start time.
+    changes = sorted(
+        (event.time_range.start, event.self_cpu_memory_usage)
+        for event in prof.events()
+        if event.self_cpu_memory_usage != 0
+    )
+    allocated = sum(size for _, size in changes if size > 0)
+    live, peak = 0, 0
+    for _, size in changes:
+        live += size
+        peak = max(peak, live)
+    del output
+    return allocated, peak, live
+
+
+# %%
+# A cross-check: what autograd saves for backward
+# -----------------------------------------------
+# ``torch.autograd.graph.saved_tensors_hooks`` sees every tensor a backward node saves.
+# Counting each storage once, and leaving out the parameters (they exist anyway), gives the
+# activation memory the graph pins until ``backward()``.
+def saved_for_backward(model: nn.Module, x: torch.Tensor) -> int:
+    """Bytes of distinct non-parameter storages that the graph of ``model(x)`` saves."""
+    parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    storages: dict[int, int] = {}
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        storage = tensor.untyped_storage()
+        if storage.data_ptr() not in parameters:
+            storages[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        output = model(x)
+    del output
+    return sum(storages.values())
+
+
+# %%
+# Measure the six combinations
+# ----------------------------
+# The same weights serve both ReLU variants (``nn.ReLU`` has no parameters), and the input
+# is created before profiling starts, so it is not counted as an allocation.
+x = torch.randn(batch, width)
+plain = relu_mlp(inplace=False)
+inplace = relu_mlp(inplace=True)
+inplace.load_state_dict(plain.state_dict())
+modes = ["grad enabled", "no_grad", "inference_mode"]
+results: dict[tuple[str, str], tuple[int, int, int]] = {}
+for relu_name, model in (("ReLU()", plain), ("ReLU(inplace=True)", inplace)):
+    for mode in modes:
+        results[relu_name, mode] = profile_forward(model, x, mode)
+        allocated, peak, held = results[relu_name, mode]
+        print(
+            f"{relu_name:<19} {mode:<15} allocated {allocated / MiB:5.1f} MiB, "
+            f"peak {peak / MiB:4.1f} MiB, held after forward {held / MiB:4.1f} MiB"
+        )
+for relu_name, model in (("ReLU()", plain), ("ReLU(inplace=True)", inplace)):
+    print(f"{relu_name:<19} saved for backward: {saved_for_backward(model, x) / MiB:.1f} MiB")
+with torch.no_grad():
+    same = torch.equal(plain(x), inplace(x))
+print("same output with and without inplace:", same)
+
+# %%
+# The picture
+# -----------
+# One panel per number, one group of bars per grad mode. Allocations halve with the in-place
+# ReLU in every mode; what autograd holds after the forward pass does not change with it.
+fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.8), layout="constrained", sharey=True)
+positions = np.arange(len(modes))
+titles = ["allocated during forward", "peak alive during forward", "held after forward"]
+for column, (ax, title) in enumerate(zip(axes, titles, strict=True)):
+    for offset, relu_name in ((-0.2, "ReLU()"), (0.2, "ReLU(inplace=True)")):
+        values = [results[relu_name, mode][column] / MiB for mode in modes]
+        bars = ax.bar(positions + offset, values, width=0.4, label=relu_name)
+        ax.bar_label(bars, fmt="%.0f", fontsize=8)
+    ax.set_xticks(positions, modes, rotation=15)
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("grad mode")
+axes[0].set_ylabel("MiB (1 MiB = one activation)")
+axes[0].set_ylim(0, 1.15 * depth * 2)
+axes[2].legend(fontsize=8, loc="upper right")
+fig.suptitle(f"Forward pass of {depth} x (Linear({width}, {width}) + ReLU), batch {batch}, CPU")
+plt.show()
+
+# %%
+# Reading the numbers
+# -------------------
+# * **In-place ReLU** saves one allocation per activation: the ``Linear`` output is reused instead
+#   of copied. It does not shrink what autograd keeps: ``ReLU`` saves its *output* for backward, and
+#   that output is also the next ``Linear``'s saved input, so the same activations stay alive either
+#   way. The hooks count 9 MiB in both cases: the eight ReLU outputs that "held" shows, plus the
+#   input ``x``, which was allocated before profiling. With grad enabled the peak drops by one
+#   activation, the transient copy; under ``no_grad`` it is two activations either way, a layer's
+#   input and its output.
+# * **no_grad** is what frees memory: no graph is recorded, each activation dies as soon as
+#   the next layer has read it, and only the output is held at the end.
+# * **inference_mode** allocates exactly what ``no_grad`` does here. Its gain is CPU overhead
+#   (no version counters, no view tracking), not bytes.
+
+# %%
+# Take-away
+# ---------
+# Training memory is dominated by the activations that autograd saves for backward; in an
+# MLP an in-place ReLU does not reduce them, it only avoids a temporary copy per layer. To
+# cut memory at inference, turn recording off (``no_grad`` or ``inference_mode``); to cut it
+# in training, save less (activation checkpointing) rather than write in place.
