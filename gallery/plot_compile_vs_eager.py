@@ -83,8 +83,8 @@ else:
 # %%
 # The picture
 # -----------
-# One box per version: the per-call times after warm-up, in microseconds (outliers are
-# calls interrupted by other work on the machine). The title carries the one-off cost.
+# One box per version: the per-call times after warm-up, in microseconds (outliers, calls
+# interrupted by other work on the machine, are not drawn). The title carries the one-off cost.
 fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
 ax.boxplot(
     [[t * 1e6 for t in times] for times in per_call.values()],

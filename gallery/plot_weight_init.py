@@ -3,7 +3,7 @@ Why does weight initialisation matter in a deep network?
 ========================================================
 
 Each layer multiplies the spread of its input by a factor set by the spread of its weights.
-Over ten layers a factor slightly below one makes the signal vanish, and a factor above one
+Over ten layers a factor below one makes the signal vanish, and a factor above one
 drives a ``tanh`` into saturation. A constant initialisation has a different defect: every
 hidden unit computes the same thing and receives the same gradient, so they never become
 different. This script shows both effects in a 10-layer ``tanh`` MLP.
@@ -90,7 +90,7 @@ for name, outputs in activations.items():
 # With the default, each layer shrinks the spread by about :math:`1/\sqrt{3}` until only the
 # spread of the random biases is left; with ``normal(0, 0.02)`` (and zero biases) it shrinks
 # by about 3 per layer, to almost nothing, and the gradients shrink the same way on the way
-# back. Xavier loses little (``tanh`` compresses a bit); the constant init saturates.
+# back. Xavier shrinks it least (``tanh`` compresses a bit); the constant init saturates.
 fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
 layers = range(1, depth + 1)
 for name, outputs in activations.items():
@@ -154,6 +154,7 @@ for name in ("PyTorch default", "constant 0.02"):
 # Take-away
 # ---------
 # Initialisation has two jobs: keep the signal's spread roughly constant through depth
-# (Xavier for ``tanh``, Kaiming for ``ReLU``, which is what ``init_weights`` and PyTorch's
-# defaults aim at), and make units *different* (random, never constant). ``normal(0, 0.02)``
-# suits layers whose width and normalisation were tuned for it, not a deep plain MLP.
+# (Xavier for ``tanh``, Kaiming for ``ReLU``: what ``init_weights`` does; PyTorch's default
+# shrinks it, as measured above), and make units *different* (random, never constant).
+# ``normal(0, 0.02)`` suits layers whose width and normalisation were tuned for it, not a
+# deep plain MLP.
