@@ -19,7 +19,7 @@ nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_venv = "yes"
 nox.options.error_on_external_run = True
-nox.options.sessions = ["lint", "tests", "doctest", "docs"]
+nox.options.sessions = ["lint", "tests", "doctest", "docs", "browser"]
 
 ROOT = Path(__file__).resolve().parent
 DOCS = ROOT / "docs"
