@@ -5,6 +5,8 @@
   ``config-inited`` hook, from the final ``language``.
 * autodoc names torch classes by their defining module (``torch.nn.modules.linear.Linear``);
   a ``missing-reference`` handler resolves them through their public names.
+* Chinese search knows the glossary's terms (a jieba user dictionary made from the zh
+  glossary catalog), so that 叶子张量 is indexed as one word as well as 叶子 + 张量.
 * Sphinx 9.0.x writes ``window.Stemmer = ChineseStemmer;`` into the zh edition's
   ``language_data.js``, a class that does not exist: every page logs a ReferenceError and
   search hangs (sphinx-doc/sphinx#14229, fixed upstream in releases that need Python 3.12).
@@ -15,8 +17,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from babel.messages.pofile import read_po
 from docutils import nodes
 from sphinx.addnodes import pending_xref
 from sphinx.application import Sphinx
@@ -42,6 +46,38 @@ def _set_language_switcher(app: Sphinx, config: Config) -> None:
     switcher["version_match"] = config.language or "en"
     options["switcher"] = switcher
     config.html_theme_options = options
+
+
+def _glossary_terms(srcdir: Path, language: str) -> list[str]:
+    """The glossary's terms in ``language``: the part of each term before its fullwidth
+    parenthesis (the zh glossary writes "叶子张量" followed by "(leaf tensor)" in fullwidth).
+    """
+    catalog = srcdir / "locales" / language / "LC_MESSAGES" / "glossary.po"
+    if not catalog.exists():
+        return []
+    with catalog.open("rb") as handle:
+        messages = read_po(handle)
+    terms = []
+    for message in messages:
+        text = message.string if isinstance(message.string, str) else ""
+        if "\uff08" in text and len(str(message.id)) < 40:
+            terms.append(text.split("\uff08")[0].strip())
+    return [term for term in terms if term]
+
+
+def _search_dictionary(app: Sphinx, config: Config) -> None:
+    """Teach jieba the glossary's terms, so that a search for 叶子张量 finds the term.
+
+    jieba splits 叶子张量 into 叶子 + 张量 when indexing, while the browser looks the query
+    up as one word: without a user dictionary, the glossary's own terms are unfindable.
+    """
+    if not (config.language or "").startswith("zh"):
+        return
+    terms = _glossary_terms(Path(app.srcdir), config.language)
+    path = Path(app.doctreedir) / "jieba-glossary.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{term} 100000 n\n" for term in terms), encoding="utf-8")
+    config.html_search_options = {**config.html_search_options, "dict": str(path)}
 
 
 def _torch_public_name(
@@ -72,6 +108,7 @@ def _torch_public_name(
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", _set_language_switcher)
+    app.connect("config-inited", _search_dictionary)
     app.connect("missing-reference", _torch_public_name)
     app.add_search_language(SearchChineseFixedStemmer)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
