@@ -178,6 +178,23 @@ def browser(session: nox.Session) -> None:
     session.run("pytest", "tests/site", *session.posargs)
 
 
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Measure the site's performance claims and the build's own cost (not part of `nox`).
+
+    Writes build/bench/results.json and figures; copy the JSON to docs/_data/bench.json to
+    publish a run on the "Measured numbers" page.
+    """
+    install(session, "test", "docs")
+    out = BUILD / "bench"
+    session.run("python", str(ROOT / "benchmarks" / "run.py"), "--out", str(out), *session.posargs)
+    session.run(
+        "python", str(ROOT / "benchmarks" / "build_cost.py"), "--results",
+        str(out / "results.json"),
+    )  # fmt: skip
+    session.log(f"results: {out / 'results.json'}")
+
+
 @nox.session
 def serve(session: nox.Session) -> None:
     """Live preview of one edition on http://127.0.0.1:8000/ (``nox -s serve -- zh_CN``)."""

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib.metadata import version as _installed_version
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(DOCS / "_ext"))
 
-import ptnotes  # noqa: E402  (after the path set-up above)
 
 project = "ptnotes"
 author = "ptnotes contributors"
 copyright = "2026, ptnotes contributors"
-release = version = ptnotes.__version__
+# The installed distribution's version: importing ptnotes would import torch on every build,
+# no-op rebuilds included (seconds); autodoc imports it only when API pages are read.
+release = version = _installed_version("ptnotes")
 
 extensions = [
     "myst_parser",
@@ -28,6 +30,7 @@ extensions = [
     "ptnotes_site",  # docs/_ext/ptnotes_site.py: language switcher + zh search fix
     "ptnotes_claims",  # docs/_ext/ptnotes_claims.py: the claims ledger and errata
     "ptnotes_interview",  # docs/_ext/ptnotes_interview.py: the interview index
+    "ptnotes_bench",  # docs/_ext/ptnotes_bench.py: the measured numbers
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
@@ -42,6 +45,7 @@ exclude_patterns = [
     "auto_examples/*.pickle",
     "locales",
     "claims",
+    "_data",
 ]
 templates_path = ["_templates"]
 nitpicky = True

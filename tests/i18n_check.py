@@ -56,7 +56,7 @@ def source_documents() -> list[str]:
     """Docnames of the English pages and gallery scripts that need a zh twin."""
     names = [
         p.relative_to(DOCS).with_suffix("").as_posix()
-        for p in DOCS.rglob("*.md")
+        for p in [*DOCS.rglob("*.md"), *DOCS.rglob("*.rst")]
         if not any(
             part.startswith(("_", ".")) or part in {"locales", "auto_examples"}
             for part in p.relative_to(DOCS).parts
