@@ -313,25 +313,18 @@ def load_average() -> list[float] | None:
         return None
 
 
+def _git(*args: str, root: Path = ROOT) -> str:
+    """The stripped output of ``git <args>`` run in ``root``."""
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, check=True, timeout=10
+    ).stdout.strip()
+
+
 def git_revision(root: Path = ROOT) -> str | None:
     """``<commit>`` (plus ``+dirty`` with uncommitted changes), or ``None`` outside git."""
     try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=10,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=10,
-        ).stdout.strip()
+        commit = _git("rev-parse", "--short=12", "HEAD", root=root)
+        dirty = _git("status", "--porcelain", "--untracked-files=no", root=root)
     except (OSError, subprocess.SubprocessError):
         return None
     return commit + ("+dirty" if dirty else "")
