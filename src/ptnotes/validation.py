@@ -1,0 +1,369 @@
+"""Argument checks for every public ptnotes function: one order, one message style.
+
+Each check takes ``(caller, name, value)`` (the public function or class being called,
+the argument's name, the value received), then keyword-only constraints, and returns
+the value (converted where it says so) or raises with one message style::
+
+    <caller>() expects <name> to be <what was expected>, got <what was received>
+
+:class:`TypeError` means the type is wrong, :class:`ValueError` the value. The caller is
+passed as the object itself, not as a string, so its name in a message cannot drift
+from the code (a class gives ``SmallCNN()``, a method ``BatchIndexSampler.set_epoch()``).
+
+Rules the checks enforce everywhere: a flag is a real :class:`bool` (``"False"`` and
+``0`` are refused, not read as truthy or falsy); a number is a real ``int`` or
+``float`` (not a ``bool``) and is never NaN; integer seeds are checked when they are
+given, not when they are first used.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import reprlib
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, TypeVar
+
+import torch
+
+__all__ = [
+    "MAX_SEED",
+    "check_bool",
+    "check_callable",
+    "check_choice",
+    "check_int",
+    "check_number",
+    "check_optimizer_options",
+    "check_seed",
+    "check_type",
+]
+
+T = TypeVar("T")
+
+#: The largest seed accepted: :meth:`torch.Generator.manual_seed` takes up to
+#: ``2**64 - 1``, and a sampler adds the epoch to its seed, so seeds and epochs are each
+#: kept below ``2**63``.
+MAX_SEED = 2**63 - 1
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = 40
+_SHORT.maxother = 40
+
+
+def _name(caller: Callable[..., Any]) -> str:
+    """``"batched_loader()"`` for a function, ``"SmallCNN()"`` for a class."""
+    return f"{getattr(caller, '__qualname__', repr(caller))}()"
+
+
+def _describe(value: object) -> str:
+    """What a message says was received: the type, and a short repr of a plain value."""
+    kind = type(value).__name__
+    if isinstance(value, torch.Tensor):
+        return f"Tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
+    if value is None or isinstance(value, bool | int | float | str | bytes):
+        return f"{kind} {_SHORT.repr(value)}"
+    return kind
+
+
+def _fail(
+    error: type[Exception], caller: Callable[..., Any], name: str, expected: str, value: object
+) -> Exception:
+    return error(f"{_name(caller)} expects {name} to be {expected}, got {_describe(value)}")
+
+
+def check_type(
+    caller: Callable[..., Any],
+    name: str,
+    value: object,
+    types: type[T] | tuple[type[T], ...],
+    *,
+    expected: str | None = None,
+) -> T:
+    """Return ``value`` if it is an instance of ``types``, else raise :class:`TypeError`.
+
+    Args:
+        caller: the public function or class whose argument this is.
+        name: the argument's name.
+        value: the value received.
+        types: a class or a tuple of classes, as for :func:`isinstance`.
+        expected: how the message names what was expected (default: the class names).
+
+    Examples:
+        >>> from torch import nn
+        >>> from ptnotes.validation import check_type
+        >>> def freeze(module): ...
+        >>> check_type(freeze, "module", nn.ReLU(), nn.Module)
+        ReLU()
+        >>> check_type(freeze, "module", "fc", nn.Module, expected="a torch.nn.Module")
+        Traceback (most recent call last):
+          ...
+        TypeError: freeze() expects module to be a torch.nn.Module, got str 'fc'
+    """
+    if isinstance(value, types):
+        return value
+    if expected is None:
+        classes = types if isinstance(types, tuple) else (types,)
+        expected = "a " + " or ".join(
+            f"{c.__module__}.{c.__qualname__}".removeprefix("builtins.") for c in classes
+        )
+    raise _fail(TypeError, caller, name, expected, value)
+
+
+def check_bool(caller: Callable[..., Any], name: str, value: object) -> bool:
+    """Return ``value`` if it is a :class:`bool`; anything else, even ``0`` or ``"no"``, raises.
+
+    Examples:
+        >>> from ptnotes.validation import check_bool
+        >>> def loader(shuffle): ...
+        >>> check_bool(loader, "shuffle", False)
+        False
+        >>> check_bool(loader, "shuffle", "False")
+        Traceback (most recent call last):
+          ...
+        TypeError: loader() expects shuffle to be a bool (True or False), got str 'False'
+    """
+    if isinstance(value, bool):
+        return value
+    raise _fail(TypeError, caller, name, "a bool (True or False)", value)
+
+
+def check_int(
+    caller: Callable[..., Any],
+    name: str,
+    value: object,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+) -> int:
+    """Return ``value`` if it is an ``int`` (not a ``bool``) within ``[minimum, maximum]``.
+
+    Examples:
+        >>> from ptnotes.validation import check_int
+        >>> def sampler(batch_size): ...
+        >>> check_int(sampler, "batch_size", 4, minimum=1)
+        4
+        >>> check_int(sampler, "batch_size", 0, minimum=1)
+        Traceback (most recent call last):
+          ...
+        ValueError: sampler() expects batch_size to be an int >= 1, got int 0
+        >>> check_int(sampler, "batch_size", 4.0, minimum=1)
+        Traceback (most recent call last):
+          ...
+        TypeError: sampler() expects batch_size to be an int, got float 4.0
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(TypeError, caller, name, "an int", value)
+    if minimum is not None and maximum is not None and not minimum <= value <= maximum:
+        raise _fail(ValueError, caller, name, f"an int in [{minimum}, {maximum}]", value)
+    if minimum is not None and value < minimum:
+        raise _fail(ValueError, caller, name, f"an int >= {minimum}", value)
+    if maximum is not None and value > maximum:
+        raise _fail(ValueError, caller, name, f"an int <= {maximum}", value)
+    return value
+
+
+def check_number(
+    caller: Callable[..., Any],
+    name: str,
+    value: object,
+    *,
+    minimum: float | None = None,
+    positive: bool = False,
+    finite: bool = True,
+) -> float:
+    """Return ``value`` as a ``float`` if it is a real number that makes sense here.
+
+    NaN is always refused (every comparison with it is false, so it slips through
+    range checks). Infinity is refused unless ``finite=False``.
+
+    Args:
+        caller: the public function or class whose argument this is.
+        name: the argument's name.
+        value: the value received: an ``int`` or ``float``, not a ``bool``.
+        minimum: the smallest value allowed, if any.
+        positive: require ``value > 0``.
+        finite: refuse ``inf`` and ``-inf``.
+
+    Examples:
+        >>> import math
+        >>> from ptnotes.validation import check_number
+        >>> def clamp_(x, min, max): ...
+        >>> check_number(clamp_, "min", -math.inf, finite=False)
+        -inf
+        >>> check_number(clamp_, "min", math.nan, finite=False)
+        Traceback (most recent call last):
+          ...
+        ValueError: clamp_() expects min to be a number, not NaN, got float nan
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _fail(TypeError, caller, name, "an int or float", value)
+    number = float(value)
+    if math.isnan(number):
+        raise _fail(ValueError, caller, name, "a number, not NaN", value)
+    if finite and math.isinf(number):
+        raise _fail(ValueError, caller, name, "a finite number", value)
+    if positive and not number > 0:
+        raise _fail(ValueError, caller, name, "a number > 0", value)
+    if minimum is not None and number < minimum:
+        raise _fail(ValueError, caller, name, f"a number >= {minimum:g}", value)
+    return number
+
+
+def check_seed(caller: Callable[..., Any], name: str, value: object) -> int:
+    """Return ``value`` if it is an ``int`` seed in ``[0, MAX_SEED]``.
+
+    Examples:
+        >>> from ptnotes.validation import check_seed
+        >>> def sampler(seed): ...
+        >>> check_seed(sampler, "seed", 2**64)
+        Traceback (most recent call last):
+          ...
+        ValueError: sampler() expects seed to be an int in [0, 9223372036854775807], got int ...
+    """
+    return check_int(caller, name, value, minimum=0, maximum=MAX_SEED)
+
+
+def check_callable(caller: Callable[..., Any], name: str, value: object) -> Callable[..., Any]:
+    """Return ``value`` if it is callable, else raise :class:`TypeError`.
+
+    Examples:
+        >>> from ptnotes.validation import check_callable
+        >>> def train_step(loss_fn): ...
+        >>> check_callable(train_step, "loss_fn", "mse")
+        Traceback (most recent call last):
+          ...
+        TypeError: train_step() expects loss_fn to be callable, got str 'mse'
+    """
+    if callable(value):
+        return value
+    raise _fail(TypeError, caller, name, "callable", value)
+
+
+def check_choice(caller: Callable[..., Any], name: str, value: object, choices: Collection[T]) -> T:
+    """Return ``value`` if it is one of ``choices``, else raise.
+
+    Examples:
+        >>> from ptnotes.validation import check_choice
+        >>> def sequential_from(layers, style): ...
+        >>> check_choice(sequential_from, "style", "dict", ("positional", "ordered_dict"))
+        Traceback (most recent call last):
+          ...
+        ValueError: sequential_from() expects style to be one of 'positional', 'ordered_dict', got str 'dict'
+    """
+    options = ", ".join(repr(c) for c in choices)
+    kinds = tuple({type(c) for c in choices})
+    if not isinstance(value, kinds):
+        raise _fail(TypeError, caller, name, f"one of {options}", value)
+    if value not in choices:
+        raise _fail(ValueError, caller, name, f"one of {options}", value)
+    return value  # type: ignore[return-value]  # a member of choices, so a T
+
+
+def _optimizer_defaults(optimizer: type[torch.optim.Optimizer]) -> dict[str, Any]:
+    """The keyword options of an optimizer's constructor and their defaults."""
+    signature = inspect.signature(optimizer)
+    return {
+        p.name: p.default
+        for p in signature.parameters.values()
+        if p.name != "params" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
+
+
+def _builtin_optimizers() -> list[type[torch.optim.Optimizer]]:
+    found = [getattr(torch.optim, n) for n in dir(torch.optim) if not n.startswith("_")]
+    return [
+        o
+        for o in found
+        if isinstance(o, type) and issubclass(o, torch.optim.Optimizer)
+        if o is not torch.optim.Optimizer
+    ]
+
+
+def check_optimizer_options(
+    caller: Callable[..., Any],
+    name: str,
+    value: object,
+    optimizer: type[torch.optim.Optimizer] | None = None,
+) -> dict[str, Any]:
+    """Return ``value`` as a dict if it holds options that ``optimizer`` accepts.
+
+    A key must be a keyword of the optimizer's constructor (with ``optimizer=None``, of
+    any optimizer in :mod:`torch.optim`), so that a typo such as ``"lrr"`` fails here
+    rather than inside ``optimizer.step()``. A value must have the type of that
+    keyword's default: a finite number where the default is a number (a tensor too
+    for ``lr``), a ``bool`` for a flag, a tuple of finite numbers of the same length
+    for ``betas``-like options. ``"params"`` is refused: the parameters are not an
+    option.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.validation import check_optimizer_options
+        >>> def param_groups(model, groups): ...
+        >>> check_optimizer_options(param_groups, "options", {"lr": 0.1}, torch.optim.SGD)
+        {'lr': 0.1}
+        >>> check_optimizer_options(param_groups, "options", {"lrr": 0.1}, torch.optim.SGD)
+        Traceback (most recent call last):
+          ...
+        ValueError: param_groups() expects options to be options of torch.optim.SGD (...), got unknown key 'lrr'
+        >>> check_optimizer_options(param_groups, "options", {"lr": "x"})
+        Traceback (most recent call last):
+          ...
+        TypeError: param_groups() expects options['lr'] to be an int or float, got str 'x'
+    """
+    if not isinstance(value, Mapping):
+        raise _fail(TypeError, caller, name, "a mapping such as {'lr': 0.01}", value)
+    if optimizer is None:
+        label = "a torch.optim optimizer"
+        candidates = _builtin_optimizers()
+    else:
+        check_type(caller, "optimizer", optimizer, type)
+        if not issubclass(optimizer, torch.optim.Optimizer):
+            raise _fail(TypeError, caller, "optimizer", "a torch.optim.Optimizer class", optimizer)
+        label = f"{optimizer.__module__.removesuffix('.sgd')}.{optimizer.__qualname__}"
+        if optimizer.__module__.startswith("torch.optim"):
+            label = f"torch.optim.{optimizer.__qualname__}"
+        candidates = [optimizer]
+    defaults: dict[str, list[Any]] = {}
+    for candidate in candidates:
+        for key, default in _optimizer_defaults(candidate).items():
+            defaults.setdefault(key, []).append(default)
+    result: dict[str, Any] = {}
+    for key, option in value.items():
+        if key == "params":
+            raise ValueError(
+                f"{_name(caller)} expects {name} to be optimizer options without 'params' "
+                "(the parameters come from elsewhere), got key 'params'"
+            )
+        if not isinstance(key, str) or key not in defaults:
+            known = ", ".join(sorted(defaults))
+            raise ValueError(
+                f"{_name(caller)} expects {name} to be options of {label} ({known}), "
+                f"got unknown key {key!r}"
+            )
+        _check_option(caller, f"{name}[{key!r}]", key, option, defaults[key])
+        result[key] = option
+    return result
+
+
+def _check_option(
+    caller: Callable[..., Any], label: str, key: str, option: object, defaults: list[Any]
+) -> None:
+    """Check one option value against the defaults the optimizers give that keyword."""
+    kinds = {type(d) for d in defaults if d is not None and d is not inspect.Parameter.empty}
+    if option is None and (None in defaults or not kinds):
+        return
+    if kinds and kinds <= {bool}:
+        check_bool(caller, label, option)
+    elif kinds and kinds <= {int, float, torch.Tensor}:
+        if key == "lr" and isinstance(option, torch.Tensor) and option.numel() == 1:
+            option = option.item()
+        number = check_number(caller, label, option)
+        if number < 0 and all(d >= 0 for d in defaults if isinstance(d, int | float)):
+            raise _fail(ValueError, caller, label, "a number >= 0", option)
+    elif kinds and kinds <= {tuple}:
+        lengths = {len(d) for d in defaults if isinstance(d, tuple)}
+        if not isinstance(option, tuple | list) or len(option) not in lengths:
+            expected = " or ".join(str(n) for n in sorted(lengths))
+            raise _fail(TypeError, caller, label, f"a tuple of {expected} numbers", option)
+        for position, item in enumerate(option):
+            check_number(caller, f"{label}[{position}]", item)
