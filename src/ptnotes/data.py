@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence, Sized
+from collections.abc import Callable, Iterator, Sequence, Sized
 from typing import Any, TypeVar, cast, overload
 
 import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset, Sampler, get_worker_info
+
+from ptnotes.validation import (
+    argument_error,
+    check_bool,
+    check_int,
+    check_number,
+    check_seed,
+    check_type,
+)
 
 __all__ = ["BatchIndexSampler", "ShardedIterableDataset", "TensorBatchDataset", "batched_loader"]
 
@@ -16,43 +25,29 @@ T = TypeVar("T")
 Batch = tuple[torch.Tensor, ...]
 
 
-def _check_int(function: str, name: str, value: object, minimum: int) -> int:
-    """Return ``value`` if it is an ``int`` (not a ``bool``) >= ``minimum``, else raise."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{function} expects {name} to be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{function} expects {name} >= {minimum}, got {value}")
-    return value
-
-
-def _check_replicas(function: str, num_replicas: object, rank: object) -> tuple[int, int]:
+def _replicas(caller: Callable[..., Any], num_replicas: object, rank: object) -> tuple[int, int]:
     """Validate a (``num_replicas``, ``rank``) pair the way DistributedSampler does."""
-    replicas = _check_int(function, "num_replicas", num_replicas, 1)
-    rank_ = _check_int(function, "rank", rank, 0)
-    if rank_ >= replicas:
-        raise ValueError(
-            f"{function} expects 0 <= rank < num_replicas, got rank={rank_} "
-            f"with num_replicas={replicas}"
-        )
+    replicas = check_int(caller, "num_replicas", num_replicas, minimum=1)
+    rank_ = check_int(caller, "rank", rank, minimum=0, maximum=replicas - 1)
     return replicas, rank_
 
 
-def _index_tensor(function: str, indices: object) -> torch.Tensor:
+def _index_tensor(caller: Callable[..., Any], indices: object) -> torch.Tensor:
     """Turn a 1-D integer tensor or a sequence of ints into a 1-D int64 CPU tensor."""
     if isinstance(indices, torch.Tensor):
         if indices.ndim != 1 or indices.dtype not in (torch.int64, torch.int32):
             raise ValueError(
-                f"{function} expects indices as a 1-D int64 or int32 tensor, got "
-                f"ndim={indices.ndim}, dtype={indices.dtype}"
+                f"{caller.__qualname__}() expects indices to be a 1-D int64 or int32 tensor, "
+                f"got a tensor with ndim={indices.ndim} and dtype={indices.dtype}"
             )
         return indices
     if isinstance(indices, Sequence) and not isinstance(indices, str | bytes):
-        if not all(isinstance(i, int) and not isinstance(i, bool) for i in indices):
-            raise TypeError(f"{function} expects indices to be ints, got {list(indices)!r}")
+        for position, index in enumerate(indices):
+            check_int(caller, f"indices[{position}]", index)
         return torch.tensor(list(indices), dtype=torch.int64, device="cpu")
     raise TypeError(
-        f"{function} expects indices as a sequence of ints or a 1-D integer tensor, "
-        f"got {type(indices).__name__}"
+        f"{caller.__qualname__}() expects indices to be a sequence of ints or a 1-D integer "
+        f"tensor, got {type(indices).__name__}"
     )
 
 
@@ -103,22 +98,23 @@ class TensorBatchDataset(Dataset[Batch]):
 
     def __init__(self, *tensors: torch.Tensor) -> None:
         if not tensors:
-            raise ValueError("TensorBatchDataset() needs at least one tensor, got none")
+            raise argument_error(
+                TensorBatchDataset, "tensors", tensors, "at least one tensor", got="none"
+            )
         for position, tensor in enumerate(tensors):
-            if not isinstance(tensor, torch.Tensor):
-                raise TypeError(
-                    f"TensorBatchDataset() expects tensors, got {type(tensor).__name__} "
-                    f"at position {position}"
-                )
+            label = f"tensors[{position}]"
+            check_type(TensorBatchDataset, label, tensor, torch.Tensor)
             if tensor.ndim == 0:
-                raise ValueError(
-                    f"TensorBatchDataset() needs tensors with at least one dimension; "
-                    f"the tensor at position {position} is 0-dimensional"
-                )
+                expected = "a tensor with at least one dimension"
+                raise argument_error(TensorBatchDataset, label, tensor, expected)
         sizes = [tensor.shape[0] for tensor in tensors]
         if len(set(sizes)) != 1:
-            raise ValueError(
-                f"TensorBatchDataset() needs tensors of equal size in dimension 0, got {sizes}"
+            raise argument_error(
+                TensorBatchDataset,
+                "tensors",
+                tensors,
+                "of equal size in dimension 0",
+                got=f"sizes {sizes}",
             )
         self.tensors: Batch = tuple(tensors)
 
@@ -140,7 +136,7 @@ class TensorBatchDataset(Dataset[Batch]):
         """
         if isinstance(index, int | slice) and not isinstance(index, bool):
             return tuple(tensor[index] for tensor in self.tensors)
-        rows = _index_tensor("TensorBatchDataset.__getitem__()", index)
+        rows = _index_tensor(TensorBatchDataset.__getitem__, index)
         return tuple(tensor[rows] for tensor in self.tensors)
 
     def __getitems__(self, indices: Sequence[int] | torch.Tensor) -> Batch:
@@ -158,7 +154,7 @@ class TensorBatchDataset(Dataset[Batch]):
             ValueError: if an index tensor is not 1-D and integer.
             IndexError: if an index is out of range.
         """
-        rows = _index_tensor("TensorBatchDataset.__getitems__()", indices)
+        rows = _index_tensor(TensorBatchDataset.__getitems__, indices)
         return tuple(tensor[rows] for tensor in self.tensors)
 
     def __len__(self) -> int:
@@ -244,33 +240,31 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
         rank: int = 0,
         seed: int = 0,
     ) -> None:
-        name = "BatchIndexSampler()"
-        if isinstance(data_source, int) and not isinstance(data_source, bool):
-            num_samples = _check_int(name, "data_source", data_source, 0)
-        elif isinstance(data_source, Sized):
+        me = BatchIndexSampler
+        if isinstance(data_source, Sized):
             num_samples = len(data_source)
+        elif isinstance(data_source, int) and not isinstance(data_source, bool):
+            num_samples = check_int(me, "data_source", data_source, minimum=0)
         else:
-            raise TypeError(
-                f"{name} expects data_source to be a number of samples (int) or a sized "
-                f"dataset, got {type(data_source).__name__}"
-            )
+            expected = "a number of samples (int) or a sized dataset"
+            raise argument_error(me, "data_source", data_source, expected, error=TypeError)
         self.num_samples = num_samples
-        self.batch_size = _check_int(name, "batch_size", batch_size, 1)
-        self.num_replicas, self.rank = _check_replicas(name, num_replicas, rank)
-        if generator is not None and not isinstance(generator, torch.Generator):
-            raise TypeError(
-                f"{name} expects generator to be a torch.Generator or None, "
-                f"got {type(generator).__name__}"
+        self.batch_size = check_int(me, "batch_size", batch_size, minimum=1)
+        self.num_replicas, self.rank = _replicas(me, num_replicas, rank)
+        self.shuffle = check_bool(me, "shuffle", shuffle)
+        self.drop_last = check_bool(me, "drop_last", drop_last)
+        if generator is not None:
+            check_type(
+                me, "generator", generator, torch.Generator, expected="a torch.Generator or None"
             )
-        if generator is not None and self.num_replicas > 1:
-            raise ValueError(
-                f"{name} cannot use a generator with num_replicas={self.num_replicas}: "
-                "every rank must draw the same permutation; use seed and set_epoch instead"
-            )
-        self.shuffle = bool(shuffle)
-        self.drop_last = bool(drop_last)
+            if self.num_replicas > 1:
+                expected = (
+                    f"None with num_replicas={self.num_replicas} (every rank must draw the "
+                    "same permutation: use seed and set_epoch instead)"
+                )
+                raise argument_error(me, "generator", generator, expected)
         self.generator = generator
-        self.seed = _check_int(name, "seed", seed, 0)
+        self.seed = check_seed(me, "seed", seed)
         self.epoch = 0
 
     @property
@@ -288,7 +282,7 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
             TypeError: if ``epoch`` is not an int.
             ValueError: if ``epoch`` is negative.
         """
-        self.epoch = _check_int("BatchIndexSampler.set_epoch()", "epoch", epoch, 0)
+        self.epoch = check_seed(BatchIndexSampler.set_epoch, "epoch", epoch)
 
     def __iter__(self) -> Iterator[torch.Tensor]:
         if self.shuffle:
@@ -301,6 +295,8 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
             order = torch.arange(self.num_samples, device="cpu")
         start, stop, step = _rank_share(self.num_samples, self.num_replicas, self.rank)
         mine = order[start:stop:step]
+        if mine.numel() == 0:  # torch.split would still give one empty chunk
+            return
         for batch in torch.split(mine, self.batch_size):
             if self.drop_last and batch.numel() < self.batch_size:
                 return
@@ -389,18 +385,15 @@ def batched_loader(
         >>> len(loader), loader.batch_size is None
         (3, True)
     """
-    name = "batched_loader()"
+    me = batched_loader
     if not isinstance(dataset, Dataset) or isinstance(dataset, IterableDataset):
-        raise TypeError(
-            f"{name} expects a map-style torch.utils.data.Dataset, got {type(dataset).__name__}"
-        )
+        expected = "a map-style torch.utils.data.Dataset"
+        raise argument_error(me, "dataset", dataset, expected, error=TypeError)
     if not isinstance(dataset, Sized):
-        raise TypeError(f"{name} expects a dataset with __len__, got {type(dataset).__name__}")
-    workers = _check_int(name, "num_workers", num_workers, 0)
-    if not isinstance(timeout, int | float) or isinstance(timeout, bool):
-        raise TypeError(f"{name} expects timeout to be a number, got {type(timeout).__name__}")
-    if timeout < 0:
-        raise ValueError(f"{name} expects timeout >= 0, got {timeout}")
+        raise argument_error(me, "dataset", dataset, "a dataset with __len__", error=TypeError)
+    workers = check_int(me, "num_workers", num_workers, minimum=0)
+    wait = check_number(me, "timeout", timeout, minimum=0)
+    pin = check_bool(me, "pin_memory", pin_memory)
     sampler = BatchIndexSampler(
         dataset,
         batch_size,
@@ -417,8 +410,8 @@ def batched_loader(
         sampler=sampler,
         num_workers=workers,
         collate_fn=_pass_through,
-        pin_memory=pin_memory,
-        timeout=float(timeout) if workers else 0.0,
+        pin_memory=pin,
+        timeout=wait if workers else 0.0,
     )
 
 
@@ -485,16 +478,16 @@ class ShardedIterableDataset(IterableDataset[T]):
         num_replicas: int = 1,
         rank: int = 0,
     ) -> None:
-        name = "ShardedIterableDataset()"
+        me = ShardedIterableDataset
         if isinstance(source, torch.Tensor):
             if source.ndim == 0:
-                raise ValueError(f"{name} needs a tensor with at least one dimension")
+                expected = "a tensor with at least one dimension, or a sequence"
+                raise argument_error(me, "source", source, expected)
         elif not isinstance(source, Sequence) or isinstance(source, str | bytes):
-            raise TypeError(
-                f"{name} expects source to be a tensor or a sequence, got {type(source).__name__}"
-            )
+            expected = "a tensor or a sequence"
+            raise argument_error(me, "source", source, expected, error=TypeError)
         self.source = source
-        self.num_replicas, self.rank = _check_replicas(name, num_replicas, rank)
+        self.num_replicas, self.rank = _replicas(me, num_replicas, rank)
 
     def _positions(self) -> range:
         """The positions of ``source`` this rank owns, all workers together."""

@@ -28,6 +28,7 @@ import torch
 
 __all__ = [
     "MAX_SEED",
+    "argument_error",
     "check_bool",
     "check_callable",
     "check_choice",
@@ -69,6 +70,41 @@ def _fail(
     error: type[Exception], caller: Callable[..., Any], name: str, expected: str, value: object
 ) -> Exception:
     return error(f"{_name(caller)} expects {name} to be {expected}, got {_describe(value)}")
+
+
+def argument_error(
+    caller: Callable[..., Any],
+    name: str,
+    value: object,
+    expected: str,
+    *,
+    error: type[Exception] = ValueError,
+    got: str | None = None,
+) -> Exception:
+    """Build (not raise) the error for a condition the other checks do not cover.
+
+    Args:
+        caller: the public function or class whose argument this is.
+        name: the argument's name.
+        value: the value received.
+        expected: what was expected, completing "expects <name> to be ...".
+        error: the exception class: :class:`ValueError` (the default) or
+            :class:`TypeError`.
+        got: what was received, when the type and a short repr of ``value`` do not
+            say it (a shape, say).
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.validation import argument_error
+        >>> def forward(x): ...
+        >>> x = torch.zeros(3, 8, 8)
+        >>> raise argument_error(forward, "x", x, "a 4-D batch")
+        Traceback (most recent call last):
+          ...
+        ValueError: forward() expects x to be a 4-D batch, got Tensor of shape (3, 8, 8) and ...
+    """
+    received = _describe(value) if got is None else got
+    return error(f"{_name(caller)} expects {name} to be {expected}, got {received}")
 
 
 def check_type(
@@ -248,7 +284,7 @@ def check_choice(caller: Callable[..., Any], name: str, value: object, choices: 
         >>> check_choice(sequential_from, "style", "dict", ("positional", "ordered_dict"))
         Traceback (most recent call last):
           ...
-        ValueError: sequential_from() expects style to be one of 'positional', 'ordered_dict', got str 'dict'
+        ValueError: sequential_from() expects style to be one of 'positional', ..., got str 'dict'
     """
     options = ", ".join(repr(c) for c in choices)
     kinds = tuple({type(c) for c in choices})
@@ -304,7 +340,7 @@ def check_optimizer_options(
         >>> check_optimizer_options(param_groups, "options", {"lrr": 0.1}, torch.optim.SGD)
         Traceback (most recent call last):
           ...
-        ValueError: param_groups() expects options to be options of torch.optim.SGD (...), got unknown key 'lrr'
+        ValueError: param_groups() expects options to be options of torch.optim.SGD ... key 'lrr'
         >>> check_optimizer_options(param_groups, "options", {"lr": "x"})
         Traceback (most recent call last):
           ...
