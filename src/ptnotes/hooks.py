@@ -1,0 +1,155 @@
+"""Record, with temporary hooks, the norm of the gradient reaching each parameter of a model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.hooks import RemovableHandle
+
+from ptnotes.validation import check_bool, check_number, check_type
+
+__all__ = ["GradNormRecorder"]
+
+
+class GradNormRecorder:
+    """Record the gradient norm that reaches each named parameter during ``backward()``.
+
+    A context manager: on entry it registers a tensor hook
+    (:meth:`torch.Tensor.register_hook`) on every parameter of ``model`` that requires
+    grad and, with ``modules=True``, a forward hook
+    (:meth:`torch.nn.Module.register_forward_hook`) on every submodule without children,
+    which puts a tensor hook on the module's output; on exit it removes all of them, so
+    the model is left as it was. The hooks only read the gradient (they return ``None``),
+    so training is not changed.
+
+    A tensor hook sees the gradient of **one** backward pass as it arrives, before it is
+    accumulated into ``.grad``: with gradient accumulation over several ``backward()``
+    calls, each call appends one entry, while ``.grad`` holds their sum.
+
+    Args:
+        model: the module whose parameters are watched.
+        norm_type: the order of the vector norm (as in
+            :func:`torch.nn.utils.clip_grad_norm_`): a positive number or ``math.inf``.
+        modules: also record, for each submodule without children whose output is a
+            tensor, the norm of the gradient with respect to that output, in
+            :attr:`output_norms` (the ``grad_output`` a full backward hook would see,
+            without its warning for a first layer whose input needs no gradient).
+
+    Attributes:
+        parameter_norms: ``{parameter name: [norm of each backward pass]}``, in the order
+            of :meth:`torch.nn.Module.named_parameters`.
+        output_norms: ``{module name: [norm of each backward pass]}`` (empty unless
+            ``modules=True``).
+
+    Raises:
+        TypeError: if ``model`` is not a :class:`torch.nn.Module`, ``norm_type`` is not an
+            ``int`` or ``float``, or ``modules`` is not a ``bool``.
+        ValueError: if ``norm_type`` is NaN or not positive, or ``model`` has no parameter
+            that requires grad.
+
+    Examples:
+        >>> import torch
+        >>> from torch import nn
+        >>> from ptnotes.hooks import GradNormRecorder
+        >>> model = nn.Linear(2, 1)
+        >>> with torch.no_grad():
+        ...     _ = model.weight.fill_(1.0)
+        ...     _ = model.bias.zero_()
+        >>> with GradNormRecorder(model) as recorder:
+        ...     model(torch.tensor([[3.0, 4.0]])).sum().backward()
+        ...     model(torch.tensor([[6.0, 8.0]])).sum().backward()
+        >>> recorder.parameter_norms
+        {'weight': [5.0, 10.0], 'bias': [1.0, 1.0]}
+        >>> recorder.last()
+        {'weight': 10.0, 'bias': 1.0}
+        >>> model.weight.grad  # the sum of both passes
+        tensor([[ 9., 12.]])
+        >>> recorder.active
+        False
+    """
+
+    def __init__(self, model: nn.Module, *, norm_type: float = 2.0, modules: bool = False) -> None:
+        cls = GradNormRecorder
+        self._model = check_type(cls, "model", model, nn.Module, expected="a torch.nn.Module")
+        self._norm_type = check_number(cls, "norm_type", norm_type, positive=True, finite=False)
+        self._modules = check_bool(cls, "modules", modules)
+        self._parameters = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        if not self._parameters:
+            raise ValueError(
+                f"{cls.__qualname__}() expects model to have a parameter that requires grad, "
+                f"got {type(model).__name__} with none"
+            )
+        self._handles: list[RemovableHandle] = []
+        self.parameter_norms: dict[str, list[float]] = {}
+        self.output_norms: dict[str, list[float]] = {}
+
+    def _norm(self, gradient: torch.Tensor) -> float:
+        return float(torch.linalg.vector_norm(gradient.detach(), ord=self._norm_type))
+
+    def _parameter_hook(self, name: str) -> Callable[[torch.Tensor], None]:
+        def hook(gradient: torch.Tensor) -> None:
+            self.parameter_norms[name].append(self._norm(gradient))
+
+        return hook
+
+    def _module_hook(self, name: str) -> Callable[[nn.Module, Any, Any], None]:
+        def record(gradient: torch.Tensor) -> None:
+            if self.active:  # a graph built inside the block, run backward after it
+                self.output_norms[name].append(self._norm(gradient))
+
+        def hook(module: nn.Module, args: Any, output: Any) -> None:
+            if isinstance(output, torch.Tensor) and output.requires_grad:
+                output.register_hook(record)  # type: ignore[no-untyped-call]
+
+        return hook
+
+    @property
+    def active(self) -> bool:
+        """Whether the hooks are registered (inside the ``with`` block)."""
+        return bool(self._handles)
+
+    def __enter__(self) -> GradNormRecorder:
+        if self._handles:
+            raise RuntimeError("this GradNormRecorder is already active; use a new one")
+        self.parameter_norms = {name: [] for name, _ in self._parameters}
+        self.output_norms = {}
+        for name, parameter in self._parameters:
+            handle = parameter.register_hook(self._parameter_hook(name))  # type: ignore[no-untyped-call]
+            self._handles.append(handle)
+        if self._modules:
+            for name, module in self._model.named_modules():
+                if next(module.children(), None) is None:
+                    self.output_norms[name] = []
+                    self._handles.append(module.register_forward_hook(self._module_hook(name)))
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+
+    def last(self) -> dict[str, float]:
+        """The norm of the latest backward pass for each parameter that received one.
+
+        Examples:
+            >>> import torch
+            >>> from torch import nn
+            >>> from ptnotes.hooks import GradNormRecorder
+            >>> model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+            >>> model[0].requires_grad_(False)  # frozen: not watched
+            Linear(in_features=2, out_features=2, bias=True)
+            >>> with GradNormRecorder(model) as recorder:
+            ...     model(torch.ones(1, 2)).sum().backward()
+            >>> sorted(recorder.last())
+            ['1.bias', '1.weight']
+        """
+        return {name: norms[-1] for name, norms in self.parameter_norms.items() if norms}

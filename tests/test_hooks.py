@@ -1,0 +1,167 @@
+"""ptnotes.hooks: recording gradient norms with temporary hooks."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from ptnotes.hooks import GradNormRecorder
+
+
+@pytest.fixture
+def linear() -> nn.Linear:
+    """A Linear(2, 1) with weight [[1, 1]] and bias 0: gradients are easy to compute."""
+    model = nn.Linear(2, 1)
+    with torch.no_grad():
+        model.weight.fill_(1.0)
+        model.bias.zero_()
+    return model
+
+
+def backward(model: nn.Module, x: list[list[float]]) -> None:
+    model(torch.tensor(x)).sum().backward()
+
+
+def test_records_one_norm_per_backward_pass(linear: nn.Linear) -> None:
+    with GradNormRecorder(linear) as recorder:
+        backward(linear, [[3.0, 4.0]])
+        backward(linear, [[6.0, 8.0]])
+    assert recorder.parameter_norms == {"weight": [5.0, 10.0], "bias": [1.0, 1.0]}
+
+
+def test_records_the_gradient_of_each_pass_not_the_accumulated_grad(linear: nn.Linear) -> None:
+    with GradNormRecorder(linear) as recorder:
+        backward(linear, [[3.0, 4.0]])
+        backward(linear, [[3.0, 4.0]])
+    assert recorder.parameter_norms["weight"] == [5.0, 5.0]
+    assert linear.weight.grad is not None
+    assert float(linear.weight.grad.norm()) == 10.0
+
+
+def test_last_returns_the_latest_norm_of_each_parameter(linear: nn.Linear) -> None:
+    with GradNormRecorder(linear) as recorder:
+        backward(linear, [[3.0, 4.0]])
+        backward(linear, [[0.0, 1.0]])
+    assert recorder.last() == {"weight": 1.0, "bias": 1.0}
+
+
+def test_last_is_empty_before_any_backward(linear: nn.Linear) -> None:
+    with GradNormRecorder(linear) as recorder:
+        pass
+    assert recorder.last() == {}
+
+
+@pytest.mark.parametrize(("norm_type", "expected"), [(1, 7.0), (2.0, 5.0), (math.inf, 4.0)])
+def test_norm_type_selects_the_vector_norm(
+    linear: nn.Linear, norm_type: float, expected: float
+) -> None:
+    with GradNormRecorder(linear, norm_type=norm_type) as recorder:
+        backward(linear, [[3.0, 4.0]])
+    assert recorder.last()["weight"] == expected
+
+
+def test_hooks_are_removed_on_exit(linear: nn.Linear) -> None:
+    with GradNormRecorder(linear) as recorder:
+        assert recorder.active
+        backward(linear, [[3.0, 4.0]])
+    assert not recorder.active
+    backward(linear, [[3.0, 4.0]])
+    assert recorder.parameter_norms["weight"] == [5.0]
+    assert not linear.weight._backward_hooks
+
+
+def test_hooks_are_removed_when_the_block_raises(linear: nn.Linear) -> None:
+    recorder = GradNormRecorder(linear)
+    with pytest.raises(ZeroDivisionError), recorder:
+        _ = 1 / 0
+    assert not recorder.active
+    assert not linear.weight._backward_hooks
+
+
+def test_hooks_do_not_change_the_gradient(linear: nn.Linear) -> None:
+    backward(linear, [[3.0, 4.0]])
+    assert linear.weight.grad is not None
+    plain = linear.weight.grad.clone()
+    linear.zero_grad()
+    with GradNormRecorder(linear, modules=True):
+        backward(linear, [[3.0, 4.0]])
+    assert torch.equal(linear.weight.grad, plain)
+
+
+def test_frozen_parameters_are_not_watched() -> None:
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    model[0].requires_grad_(False)
+    with GradNormRecorder(model) as recorder:
+        backward(model, [[1.0, 1.0]])
+    assert list(recorder.parameter_norms) == ["1.weight", "1.bias"]
+
+
+def test_modules_records_output_gradient_of_each_leaf_module() -> None:
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    with GradNormRecorder(model, modules=True) as recorder:
+        model(torch.ones(4, 2)).sum().backward()
+    assert list(recorder.output_norms) == ["0", "1", "2"]
+    # d sum(out) / d out is a (4, 1) tensor of ones: norm 2
+    assert recorder.output_norms["2"] == [2.0]
+
+
+def test_backward_after_the_block_records_nothing() -> None:
+    model = nn.Sequential(nn.Linear(2, 1))
+    with GradNormRecorder(model, modules=True) as recorder:
+        loss = model(torch.ones(1, 2)).sum()
+    loss.backward()
+    assert recorder.parameter_norms == {"0.weight": [], "0.bias": []}
+    assert recorder.output_norms == {"0": []}
+
+
+def test_output_norms_stay_empty_without_modules(linear: nn.Linear) -> None:
+    with GradNormRecorder(linear) as recorder:
+        backward(linear, [[3.0, 4.0]])
+    assert recorder.output_norms == {}
+
+
+def test_entering_an_active_recorder_twice_is_refused(linear: nn.Linear) -> None:
+    with GradNormRecorder(linear) as recorder, pytest.raises(RuntimeError, match="already"):
+        recorder.__enter__()
+
+
+def test_a_recorder_can_be_reused_and_starts_empty(linear: nn.Linear) -> None:
+    recorder = GradNormRecorder(linear)
+    with recorder:
+        backward(linear, [[3.0, 4.0]])
+    with recorder:
+        backward(linear, [[6.0, 8.0]])
+    assert recorder.parameter_norms["weight"] == [10.0]
+
+
+BAD_ARGUMENTS: list[tuple[dict[str, Any], type[Exception], str]] = [
+    ({"model": "fc"}, TypeError, "expects model to be a torch.nn.Module, got str 'fc'"),
+    ({"model": None}, TypeError, "expects model to be a torch.nn.Module"),
+    ({"norm_type": "2"}, TypeError, "expects norm_type to be an int or float"),
+    ({"norm_type": True}, TypeError, "expects norm_type to be an int or float, got bool"),
+    ({"norm_type": 0}, ValueError, "expects norm_type to be a number > 0"),
+    ({"norm_type": -1.0}, ValueError, "expects norm_type to be a number > 0"),
+    ({"norm_type": math.nan}, ValueError, "not NaN"),
+    ({"modules": 1}, TypeError, "expects modules to be a bool"),
+    ({"modules": "yes"}, TypeError, "expects modules to be a bool"),
+    ({"model": nn.ReLU()}, ValueError, "expects model to have a parameter that requires grad"),
+]
+
+
+@pytest.mark.parametrize(("arguments", "error", "message"), BAD_ARGUMENTS)
+def test_bad_arguments_are_refused_naming_the_argument(
+    arguments: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    arguments = {"model": nn.Linear(2, 1), **arguments}
+    with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
+        GradNormRecorder(**arguments)
+
+
+def test_fully_frozen_model_is_refused() -> None:
+    model = nn.Linear(2, 1).requires_grad_(False)
+    with pytest.raises(ValueError, match="got Linear with none"):
+        GradNormRecorder(model)
