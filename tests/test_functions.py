@@ -182,8 +182,8 @@ def test_apply_entry_points_build_a_graph(function: Callable[[torch.Tensor], tor
     ("bad", "match"),
     [
         ([1.0, 2.0], "expects x to be a torch.Tensor, got list"),
-        (torch.tensor([1, 2]), "expects x to have a floating point dtype, got torch.int64"),
-        (torch.tensor([True]), "expects x to have a floating point dtype, got torch.bool"),
+        (torch.tensor([1, 2]), "expects x to be a floating point tensor, got .* dtype torch.int64"),
+        (torch.tensor([True]), "expects x to be a floating point tensor, got .* dtype torch.bool"),
     ],
     ids=["list", "int64", "bool"],
 )
@@ -197,8 +197,8 @@ def test_functions_reject_non_float_tensors(
 @pytest.mark.parametrize(
     ("dim", "error", "match"),
     [
-        (2, ValueError, r"dim in \[-2, 1\] for a 2-d tensor, got 2"),
-        (-3, ValueError, r"dim in \[-2, 1\] for a 2-d tensor, got -3"),
+        (2, ValueError, r"dim to be an int in \[-2, 1\], got int 2"),
+        (-3, ValueError, r"dim to be an int in \[-2, 1\], got int -3"),
         (1.0, TypeError, "dim to be an int, got float"),
         (True, TypeError, "dim to be an int, got bool"),
     ],
@@ -209,14 +209,14 @@ def test_sort_rejects_bad_dim(dim: object, error: type[Exception], match: str) -
 
 
 def test_sort_rejects_non_bool_descending() -> None:
-    with pytest.raises(TypeError, match="descending to be a bool, got int"):
+    with pytest.raises(TypeError, match=r"descending to be a bool .*, got int"):
         sort(torch.zeros(3), -1, 1)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
     ("low", "high", "error", "match"),
     [
-        (1.0, -1.0, ValueError, "min <= max, got min=1.0 and max=-1.0"),
+        (1.0, -1.0, ValueError, "max to be a number >= min=1.0, got float -1.0"),
         ("0", 1.0, TypeError, "min to be an int or float, got str"),
         (0.0, None, TypeError, "max to be an int or float, got NoneType"),
         (False, 1.0, TypeError, "min to be an int or float, got bool"),
@@ -231,5 +231,5 @@ def test_clamp_rejects_bad_bounds(
 
 def test_clamp_rejects_a_leaf_that_requires_grad() -> None:
     w = torch.zeros(3, requires_grad=True)
-    with pytest.raises(ValueError, match="cannot modify a leaf tensor that requires grad"):
+    with pytest.raises(ValueError, match="got a leaf tensor that requires grad"):
         clamp_(w, -1.0, 1.0)

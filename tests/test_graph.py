@@ -206,7 +206,9 @@ FUNCTIONS: list[Callable[..., Any]] = [walk_graph, graph_text, graph_dot]
 @pytest.mark.parametrize("function", FUNCTIONS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("bad", [[1.0], 2.0, None], ids=["list", "float", "none"])
 def test_graph_functions_reject_non_tensor(function: Callable[..., Any], bad: Any) -> None:
-    with pytest.raises(TypeError, match=rf"{function.__name__}\(\) expects a torch.Tensor, got"):
+    with pytest.raises(
+        TypeError, match=rf"{function.__name__}\(\) expects tensor to be a torch.Tensor, got"
+    ):
         function(bad)
 
 
@@ -216,7 +218,7 @@ def test_graph_functions_reject_tensor_without_graph(function: Callable[..., Any
     with torch.no_grad():
         y = w * 2
     with pytest.raises(
-        ValueError, match=r"no autograd graph \(grad_fn is None and requires_grad is False\)"
+        ValueError, match=r"tensor to be a tensor with an autograd graph"
     ):
         function(y)
 
@@ -225,9 +227,9 @@ def test_graph_functions_reject_tensor_without_graph(function: Callable[..., Any
 @pytest.mark.parametrize(
     ("names", "message"),
     [
-        ([("w", None)], "names to be a mapping {name: tensor}, got list"),
-        ({"w": [1.0]}, "names to map str to torch.Tensor, got str -> list"),
-        ({1: torch.ones(1)}, "names to map str to torch.Tensor, got int -> Tensor"),
+        ([("w", None)], "names to be a mapping {name: tensor} or None, got list"),
+        ({"w": [1.0]}, r"names\['w'\] to be a torch.Tensor, got list"),
+        ({1: torch.ones(1)}, "a key of names to be a str, got int 1"),
     ],
     ids=["list", "value-not-tensor", "key-not-str"],
 )

@@ -95,8 +95,16 @@ def test_linear_state_dict_loads_into_nn_linear() -> None:
             TypeError,
             "out_features to be an int, got bool",
         ),
-        ({"in_features": 0, "out_features": 2}, ValueError, r"in_features >= 1, got 0"),
-        ({"in_features": 3, "out_features": -1}, ValueError, r"out_features >= 1, got -1"),
+        (
+            {"in_features": 0, "out_features": 2},
+            ValueError,
+            r"in_features to be an int >= 1, got int 0",
+        ),
+        (
+            {"in_features": 3, "out_features": -1},
+            ValueError,
+            r"out_features to be an int >= 1, got int -1",
+        ),
         ({"in_features": 3, "out_features": 2, "bias": 1}, TypeError, "bias to be a bool"),
         (
             {"in_features": 3, "out_features": 2, "dtype": torch.int64},
@@ -174,14 +182,26 @@ def test_conv_bn_relu_output_is_non_negative() -> None:
     ("kwargs", "error", "match"),
     [
         ({"in_channels": "3", "out_channels": 8}, TypeError, "in_channels to be an int, got str"),
-        ({"in_channels": 3, "out_channels": 0}, ValueError, r"out_channels >= 1, got 0"),
+        (
+            {"in_channels": 3, "out_channels": 0},
+            ValueError,
+            r"out_channels to be an int >= 1, got int 0",
+        ),
         ({"in_channels": 3, "out_channels": 8, "kernel_size": (3, 3)}, TypeError, "kernel_size"),
-        ({"in_channels": 3, "out_channels": 8, "stride": 0}, ValueError, r"stride >= 1, got 0"),
-        ({"in_channels": 3, "out_channels": 8, "padding": -1}, ValueError, r"padding >= 0"),
+        (
+            {"in_channels": 3, "out_channels": 8, "stride": 0},
+            ValueError,
+            r"stride to be an int >= 1, got int 0",
+        ),
+        (
+            {"in_channels": 3, "out_channels": 8, "padding": -1},
+            ValueError,
+            r"padding to be an int >= 0",
+        ),
         (
             {"in_channels": 3, "out_channels": 8, "padding": "same"},
             TypeError,
-            "padding to be an int or None, got str",
+            "padding to be an int, got str",
         ),
     ],
 )

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from ptnotes.validation import argument_error, check_bool, check_type
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
@@ -32,7 +34,8 @@ def to_numpy(tensor: torch.Tensor, *, copy: bool = False) -> npt.NDArray[np.gene
         A NumPy array with the same shape and the matching dtype.
 
     Raises:
-        TypeError: if ``tensor`` is not a :class:`torch.Tensor`.
+        TypeError: if ``tensor`` is not a :class:`torch.Tensor`, or ``copy`` is not a
+            ``bool``.
         ValueError: if ``tensor`` is sparse, or its dtype has no NumPy twin (``bfloat16``).
 
     Examples:
@@ -52,17 +55,14 @@ def to_numpy(tensor: torch.Tensor, *, copy: bool = False) -> npt.NDArray[np.gene
         >>> to_numpy(w, copy=True) is a
         False
     """
-    if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"to_numpy() expects a torch.Tensor, got {type(tensor).__name__}")
+    check_type(to_numpy, "tensor", tensor, torch.Tensor)
+    copy_ = check_bool(to_numpy, "copy", copy)
     if tensor.layout != torch.strided:
-        raise ValueError(
-            f"to_numpy() needs a dense (strided) tensor, got layout {tensor.layout}; "
-            "call .to_dense() first"
-        )
+        expected = "a dense (strided) tensor (call .to_dense() first)"
+        raise argument_error(to_numpy, "tensor", tensor, expected, got=f"layout {tensor.layout}")
     try:
         array = tensor.detach().cpu().numpy()
     except TypeError as error:  # torch's word for "NumPy has no such dtype"
-        raise ValueError(
-            f"NumPy has no dtype matching {tensor.dtype}; convert first, e.g. .float()"
-        ) from error
-    return array.copy() if copy else array
+        expected = "of a dtype NumPy has (convert first, e.g. .float())"
+        raise argument_error(to_numpy, "tensor", tensor, expected) from error
+    return array.copy() if copy_ else array

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 import torch
+
+from ptnotes.validation import argument_error, check_bool, check_int, check_number, check_type
 
 __all__ = [
     "ClampInPlace",
@@ -18,27 +21,18 @@ __all__ = [
 ]
 
 
-def _check_floating(x: object, caller: str) -> torch.Tensor:
+def _floating(caller: Callable[..., Any], x: object) -> torch.Tensor:
     """Return ``x`` if it is a floating point tensor, else raise a clear error."""
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{caller}() expects x to be a torch.Tensor, got {type(x).__name__}")
-    if not x.is_floating_point():
-        raise TypeError(f"{caller}() expects x to have a floating point dtype, got {x.dtype}")
-    return x
+    tensor = check_type(caller, "x", x, torch.Tensor)
+    if not tensor.is_floating_point():
+        expected = "a floating point tensor"
+        raise argument_error(caller, "x", x, expected, error=TypeError)
+    return tensor
 
 
 def _apply(function: type[torch.autograd.Function], *args: object) -> Any:
     """Call ``function.apply(*args)``; torch declares ``Function.apply`` without types."""
     return function.apply(*args)  # type: ignore[no-untyped-call]
-
-
-def _check_number(value: object, name: str, caller: str) -> float:
-    """Return ``value`` as a float if it is a real ``int`` or ``float`` (not a ``bool``)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(
-            f"{caller}() expects {name} to be an int or float, got {type(value).__name__}"
-        )
-    return float(value)
 
 
 class Sigmoid(torch.autograd.Function):
@@ -127,7 +121,7 @@ def sigmoid(x: torch.Tensor) -> torch.Tensor:
         >>> torch.autograd.gradgradcheck(sigmoid, (x64,))
         True
     """
-    _check_floating(x, "sigmoid")
+    _floating(sigmoid, x)
     return cast(torch.Tensor, _apply(Sigmoid, x))
 
 
@@ -210,7 +204,7 @@ def round_ste(x: torch.Tensor) -> torch.Tensor:
         >>> x.grad
         tensor([0., 0., 0.])
     """
-    _check_floating(x, "round_ste")
+    _floating(round_ste, x)
     return cast(torch.Tensor, _apply(RoundSTE, x))
 
 
@@ -309,16 +303,10 @@ def sort(
         >>> x.grad  # each weight goes back to where its value came from
         tensor([30., 10., 20.])
     """
-    _check_floating(x, "sort")
-    if isinstance(dim, bool) or not isinstance(dim, int):
-        raise TypeError(f"sort() expects dim to be an int, got {type(dim).__name__}")
-    if not isinstance(descending, bool):
-        raise TypeError(f"sort() expects descending to be a bool, got {type(descending).__name__}")
+    _floating(sort, x)
     ndim = max(x.dim(), 1)
-    if not -ndim <= dim < ndim:
-        raise ValueError(
-            f"sort() expects dim in [{-ndim}, {ndim - 1}] for a {x.dim()}-d tensor, got {dim}"
-        )
+    dim = check_int(sort, "dim", dim, minimum=-ndim, maximum=ndim - 1)
+    descending = check_bool(sort, "descending", descending)
     values, indices = cast(tuple[torch.Tensor, torch.Tensor], _apply(Sort, x, dim, descending))
     return values, indices
 
@@ -397,7 +385,8 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
     Raises:
         TypeError: if ``x`` is not a floating point :class:`torch.Tensor`, or a bound
             is not an ``int`` or ``float``.
-        ValueError: if ``min > max``, or ``x`` is a leaf that requires grad.
+        ValueError: if a bound is NaN, ``min > max``, or ``x`` is a leaf that requires
+            grad.
 
     Examples:
         >>> import torch
@@ -413,14 +402,15 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         >>> w.grad
         tensor([0., 1., 0.])
     """
-    _check_floating(x, "clamp_")
-    low = _check_number(min, "min", "clamp_")
-    high = _check_number(max, "max", "clamp_")
+    _floating(clamp_, x)
+    low = check_number(clamp_, "min", min, finite=False)
+    high = check_number(clamp_, "max", max, finite=False)
     if low > high:
-        raise ValueError(f"clamp_() expects min <= max, got min={min} and max={max}")
+        raise argument_error(clamp_, "max", max, f"a number >= min={min}")
     if x.is_leaf and x.requires_grad and torch.is_grad_enabled():
-        raise ValueError(
-            "clamp_() cannot modify a leaf tensor that requires grad in place; "
-            "clamp a copy (x * 1 or x.clone()) or work under torch.no_grad()"
+        expected = (
+            "a tensor that may be modified in place, not a leaf that requires grad "
+            "(clamp a copy, x * 1 or x.clone(), or work under torch.no_grad())"
         )
+        raise argument_error(clamp_, "x", x, expected, got="a leaf tensor that requires grad")
     return cast(torch.Tensor, _apply(ClampInPlace, x, low, high))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import torch
+
+from ptnotes.validation import argument_error, check_bool, check_type
 
 __all__ = ["GraphNode", "graph_dot", "graph_text", "walk_graph"]
 
@@ -66,14 +68,15 @@ def _saved(fn: Any) -> tuple[tuple[str, str], ...]:
     return tuple(result)
 
 
-def _check_tensor(function: str, tensor: object) -> torch.Tensor:
-    if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"{function} expects a torch.Tensor, got {type(tensor).__name__}")
+def _graph_tensor(caller: Callable[..., Any], tensor: object) -> torch.Tensor:
+    """Return ``tensor`` if it has an autograd graph (a ``grad_fn``, or requires grad)."""
+    check_type(caller, "tensor", tensor, torch.Tensor)
     if tensor.grad_fn is None and not tensor.requires_grad:
-        raise ValueError(
-            f"{function}: the tensor has no autograd graph (grad_fn is None and "
-            "requires_grad is False); was it computed under torch.no_grad() or detached?"
+        expected = (
+            "a tensor with an autograd graph (was it computed under torch.no_grad() or detached?)"
         )
+        got = "a tensor whose grad_fn is None and requires_grad is False"
+        raise argument_error(caller, "tensor", tensor, expected, got=got)
     return tensor
 
 
@@ -158,24 +161,20 @@ def walk_graph(tensor: torch.Tensor) -> list[GraphNode]:
         >>> walk_graph(y)[2].variable is w
         True
     """
-    return _walk(_check_tensor("walk_graph()", tensor)).nodes
+    return _walk(_graph_tensor(walk_graph, tensor)).nodes
 
 
-def _labels(function: str, walk: _Walk, names: Mapping[str, torch.Tensor] | None) -> dict[int, str]:
+def _labels(
+    caller: Callable[..., Any], walk: _Walk, names: Mapping[str, torch.Tensor] | None
+) -> dict[int, str]:
     """Map node ids to the names the caller gave the tensors they belong to."""
     if names is None:
         return {}
-    if not isinstance(names, Mapping):
-        raise TypeError(
-            f"{function} expects names to be a mapping {{name: tensor}}, got {type(names).__name__}"
-        )
+    check_type(caller, "names", names, Mapping, expected="a mapping {name: tensor} or None")
     found: dict[int, list[str]] = {}
     for name, tensor in names.items():
-        if not isinstance(name, str) or not isinstance(tensor, torch.Tensor):
-            raise TypeError(
-                f"{function} expects names to map str to torch.Tensor, got "
-                f"{type(name).__name__} -> {type(tensor).__name__}"
-            )
+        check_type(caller, "a key of names", name, str)
+        check_type(caller, f"names[{name!r}]", tensor, torch.Tensor)
         grad_fn = tensor.grad_fn
         if grad_fn is not None:
             node_id = walk.index.get(id(grad_fn))
@@ -270,9 +269,9 @@ def graph_text(
         └── MulBackward0 saved: other=tensor(shape=(2, 2), dtype=torch.float32)
             └── AccumulateGrad(w1, shape=(), version=0)
     """
-    function = "graph_text()"
-    walk = _walk(_check_tensor(function, tensor))
-    labels = _labels(function, walk, names)
+    walk = _walk(_graph_tensor(graph_text, tensor))
+    labels = _labels(graph_text, walk, names)
+    details = check_bool(graph_text, "details", details)
     reached = [0] * len(walk.nodes)
     for node in walk.nodes:
         for child in node.children:
@@ -349,9 +348,9 @@ def graph_dot(
             n1 -> n2;
         }
     """
-    function = "graph_dot()"
-    walk = _walk(_check_tensor(function, tensor))
-    labels = _labels(function, walk, names)
+    walk = _walk(_graph_tensor(graph_dot, tensor))
+    labels = _labels(graph_dot, walk, names)
+    details = check_bool(graph_dot, "details", details)
     lines = ["digraph autograd {", '    node [shape=box, fontname="monospace"];']
     for node in walk.nodes:
         shape = ", shape=ellipse" if node.kind == "leaf" else ""

@@ -8,16 +8,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ptnotes.validation import argument_error, check_bool, check_int, check_type
+
 __all__ = ["ConvBNReLU", "Linear"]
-
-
-def _check_positive_int(value: object, name: str, owner: str) -> int:
-    """Return ``value`` if it is an ``int`` (not a ``bool``) of at least 1, else raise."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{owner}() expects {name} to be an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{owner}() expects {name} >= 1, got {value}")
-    return value
 
 
 class Linear(nn.Module):
@@ -82,18 +75,14 @@ class Linear(nn.Module):
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
-        _check_positive_int(in_features, "in_features", "Linear")
-        _check_positive_int(out_features, "out_features", "Linear")
-        if not isinstance(bias, bool):
-            raise TypeError(f"Linear() expects bias to be a bool, got {type(bias).__name__}")
+        check_int(Linear, "in_features", in_features, minimum=1)
+        check_int(Linear, "out_features", out_features, minimum=1)
+        check_bool(Linear, "bias", bias)
         if dtype is not None:
-            if not isinstance(dtype, torch.dtype):
-                raise TypeError(
-                    "Linear() expects dtype to be a torch.dtype or None, "
-                    f"got {type(dtype).__name__}"
-                )
+            check_type(Linear, "dtype", dtype, torch.dtype, expected="a torch.dtype or None")
             if not dtype.is_floating_point:
-                raise ValueError(f"Linear() expects a floating point dtype, got {dtype}")
+                expected = "a floating point dtype"
+                raise argument_error(Linear, "dtype", dtype, expected, got=str(dtype))
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
@@ -190,18 +179,17 @@ class ConvBNReLU(nn.Sequential):
         stride: int = 1,
         padding: int | None = None,
     ) -> None:
-        _check_positive_int(in_channels, "in_channels", "ConvBNReLU")
-        _check_positive_int(out_channels, "out_channels", "ConvBNReLU")
-        _check_positive_int(kernel_size, "kernel_size", "ConvBNReLU")
-        _check_positive_int(stride, "stride", "ConvBNReLU")
+        for name, value in (
+            ("in_channels", in_channels),
+            ("out_channels", out_channels),
+            ("kernel_size", kernel_size),
+            ("stride", stride),
+        ):
+            check_int(ConvBNReLU, name, value, minimum=1)
         if padding is None:
             padding = kernel_size // 2
-        elif isinstance(padding, bool) or not isinstance(padding, int):
-            raise TypeError(
-                f"ConvBNReLU() expects padding to be an int or None, got {type(padding).__name__}"
-            )
-        elif padding < 0:
-            raise ValueError(f"ConvBNReLU() expects padding >= 0, got {padding}")
+        else:
+            check_int(ConvBNReLU, "padding", padding, minimum=0)
         super().__init__(
             nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding, bias=False),
             nn.BatchNorm2d(out_channels),

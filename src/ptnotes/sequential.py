@@ -9,47 +9,37 @@ from typing import Literal
 from torch import nn
 from torch.nn.parameter import is_lazy
 
+from ptnotes.validation import argument_error, check_bool, check_choice, check_type
+
 __all__ = ["same_structure", "sequential_from"]
 
 _STYLES = ("positional", "ordered_dict", "add_module")
 
 
-def _check_layers(layers: object) -> list[tuple[str, nn.Module]]:
+def _named_layers(layers: object) -> list[tuple[str, nn.Module]]:
     """Return ``layers`` as a list of ``(name, module)`` pairs, or raise a clear error."""
+    me = sequential_from
     if isinstance(layers, str | bytes) or not isinstance(layers, Sequence):
-        raise TypeError(
-            "sequential_from() expects layers to be a sequence of (name, module) pairs, "
-            f"got {type(layers).__name__}"
-        )
+        expected = "a sequence of (name, module) pairs"
+        raise argument_error(me, "layers", layers, expected, error=TypeError)
     checked: list[tuple[str, nn.Module]] = []
     seen: set[str] = set()
     for position, pair in enumerate(layers):
         if not (isinstance(pair, tuple) and len(pair) == 2):
-            raise TypeError(
-                f"sequential_from() expects layers[{position}] to be a (name, module) tuple, "
-                f"got {type(pair).__name__}"
-            )
+            expected = "a (name, module) tuple"
+            raise argument_error(me, f"layers[{position}]", pair, expected, error=TypeError)
         name, module = pair
-        if not isinstance(name, str):
-            raise TypeError(
-                f"sequential_from() expects the name of layers[{position}] to be a str, "
-                f"got {type(name).__name__}"
-            )
-        if not isinstance(module, nn.Module):
-            raise TypeError(
-                f"sequential_from() expects the module of layers[{position}] to be an "
-                f"nn.Module, got {type(module).__name__}"
-            )
+        check_type(me, f"the name of layers[{position}]", name, str)
+        check_type(me, f"the module of layers[{position}]", module, nn.Module)
         if name == "" or "." in name:
-            raise ValueError(
-                f"sequential_from() expects layer names to be non-empty and free of '.', "
-                f"got {name!r} at layers[{position}]"
-            )
+            expected = "a non-empty name free of '.'"
+            raise argument_error(me, f"the name of layers[{position}]", name, expected)
         if name in seen:
-            raise ValueError(
-                f"sequential_from() got the layer name {name!r} twice; an OrderedDict or "
-                "add_module would silently keep only one of the two layers"
+            expected = (
+                "a name not used before (an OrderedDict or add_module would silently "
+                "keep only one of the two layers)"
             )
+            raise argument_error(me, f"the name of layers[{position}]", name, expected)
         seen.add(name)
         checked.append((name, module))
     return checked
@@ -117,9 +107,8 @@ def sequential_from(
         >>> named[0] is named.conv1
         True
     """
-    checked = _check_layers(layers)
-    if not isinstance(style, str):
-        raise TypeError(f"sequential_from() expects style to be a str, got {type(style).__name__}")
+    checked = _named_layers(layers)
+    style = check_choice(sequential_from, "style", style, _STYLES)
     if style == "positional":
         return nn.Sequential(*(module for _, module in checked))
     if style == "ordered_dict":
@@ -129,9 +118,7 @@ def sequential_from(
         for name, module in checked:
             sequential.add_module(name, module)
         return sequential
-    raise ValueError(
-        f"sequential_from() got an unknown style {style!r}; expected one of {', '.join(_STYLES)}"
-    )
+    raise AssertionError(style)  # check_choice admits only the three styles
 
 
 def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) -> bool:
@@ -180,16 +167,9 @@ def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) ->
         >>> same_structure(by_dict, sequential_from([("fc", nn.Linear(2, 4))], "add_module"))
         False
     """
-    for argument, value in (("a", a), ("b", b)):
-        if not isinstance(value, nn.Module):
-            raise TypeError(
-                f"same_structure() expects {argument} to be an nn.Module, "
-                f"got {type(value).__name__}"
-            )
-    if not isinstance(ignore_names, bool):
-        raise TypeError(
-            f"same_structure() expects ignore_names to be a bool, got {type(ignore_names).__name__}"
-        )
+    check_type(same_structure, "a", a, nn.Module)
+    check_type(same_structure, "b", b, nn.Module)
+    check_bool(same_structure, "ignore_names", ignore_names)
     if [type(m) for m in a.modules()] != [type(m) for m in b.modules()]:
         return False
 

@@ -66,6 +66,17 @@ def _describe(value: object) -> str:
     return kind
 
 
+def _public_name(cls: type) -> str:
+    """``torch.nn.Module`` rather than ``torch.nn.modules.module.Module``; ``str`` for builtins."""
+    for prefix in ("torch.nn", "torch.optim", "torch.utils.data", "torch"):
+        namespace = torch
+        for part in prefix.split(".")[1:]:
+            namespace = getattr(namespace, part)
+        if getattr(namespace, cls.__qualname__, None) is cls:
+            return f"{prefix}.{cls.__qualname__}"
+    return f"{cls.__module__}.{cls.__qualname__}".removeprefix("builtins.")
+
+
 def _fail(
     error: type[Exception], caller: Callable[..., Any], name: str, expected: str, value: object
 ) -> Exception:
@@ -139,9 +150,7 @@ def check_type(
         return value
     if expected is None:
         classes = types if isinstance(types, tuple) else (types,)
-        expected = "a " + " or ".join(
-            f"{c.__module__}.{c.__qualname__}".removeprefix("builtins.") for c in classes
-        )
+        expected = "a " + " or ".join(_public_name(c) for c in classes)
     raise _fail(TypeError, caller, name, expected, value)
 
 
@@ -376,12 +385,12 @@ def check_optimizer_options(
                 f"{_name(caller)} expects {name} to be options of {label} ({known}), "
                 f"got unknown key {key!r}"
             )
-        _check_option(caller, f"{name}[{key!r}]", key, option, defaults[key])
+        _option(caller, f"{name}[{key!r}]", key, option, defaults[key])
         result[key] = option
     return result
 
 
-def _check_option(
+def _option(
     caller: Callable[..., Any], label: str, key: str, option: object, defaults: list[Any]
 ) -> None:
     """Check one option value against the defaults the optimizers give that keyword."""
