@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -128,7 +129,7 @@ def test_init_weights_keeps_parameters_leaves_without_grad_history() -> None:
 
 
 def test_init_weights_raises_on_uninitialised_lazy_module() -> None:
-    with pytest.raises(ValueError, match="cannot initialise LazyConv2d: its parameters are"):
+    with pytest.raises(ValueError, match="got LazyConv2d with uninitialised"):
         init_weights(nn.LazyConv2d(4, 3))
 
 
@@ -270,5 +271,35 @@ def test_init_functions_reject_non_modules(
     function: object, name: str, bad: object, type_name: str
 ) -> None:
     assert callable(function)
-    with pytest.raises(TypeError, match=rf"^{name}\(\) expects an nn.Module, got {type_name}$"):
+    with pytest.raises(
+        TypeError,
+        match=rf"^{name}\(\) expects (module|model) to be a torch.nn.Module, got {type_name}\b",
+    ):
         function(bad)
+
+
+def test_init_weights_initialises_the_effective_weight_of_weight_norm() -> None:
+    from torch.nn.utils.parametrizations import weight_norm
+
+    torch.manual_seed(0)
+    layer = weight_norm(nn.Linear(64, 64))
+    init_weights(layer)
+    bound = math.sqrt(6 / (64 + 64))  # xavier_uniform_, gain 1
+    assert layer.weight.abs().max().item() <= bound
+    assert layer.weight.std().item() == pytest.approx(bound / math.sqrt(3), rel=0.1)
+    assert layer.bias.abs().sum().item() == 0.0
+
+
+def test_init_weights_refuses_a_parametrization_that_cannot_take_the_value() -> None:
+    from torch.nn.utils.parametrizations import orthogonal
+
+    with pytest.raises(ValueError, match=r"parametrization .* cannot"):
+        init_weights(orthogonal(nn.Linear(4, 4)))
+
+
+def test_init_weights_refuses_a_weight_computed_by_a_hook() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # the hook API is deprecated
+        layer = nn.utils.weight_norm(nn.Linear(4, 4))
+    with pytest.raises(ValueError, match="weight is computed by a hook"):
+        init_weights(layer)

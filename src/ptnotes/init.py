@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.nn.modules.batchnorm import _BatchNorm
 from torch.nn.parameter import is_lazy
+from torch.nn.utils import parametrize
+
+from ptnotes.validation import argument_error, check_type
 
 __all__ = ["classname_init", "init_weights", "string_dispatch_mismatches"]
 
@@ -21,11 +23,16 @@ _CONV_TYPES: tuple[type[nn.Module], ...] = (
 )
 
 
-def _check_module(module: object, caller: str) -> nn.Module:
-    """Return ``module`` if it is an :class:`torch.nn.Module`, else raise ``TypeError``."""
-    if not isinstance(module, nn.Module):
-        raise TypeError(f"{caller}() expects an nn.Module, got {type(module).__name__}")
-    return module
+#: Every batch-norm class of torch (the lazy ones become ``BatchNorm*d`` once initialised).
+_BATCH_NORM_TYPES: tuple[type[nn.Module], ...] = (
+    nn.BatchNorm1d,
+    nn.BatchNorm2d,
+    nn.BatchNorm3d,
+    nn.SyncBatchNorm,
+    nn.LazyBatchNorm1d,
+    nn.LazyBatchNorm2d,
+    nn.LazyBatchNorm3d,
+)
 
 
 def _isinstance_kind(module: nn.Module) -> str | None:
@@ -34,7 +41,7 @@ def _isinstance_kind(module: nn.Module) -> str | None:
         return "Conv"
     if isinstance(module, nn.Linear):
         return "Linear"
-    if isinstance(module, _BatchNorm):
+    if isinstance(module, _BATCH_NORM_TYPES):
         return "BatchNorm"
     if isinstance(module, nn.Embedding):
         return "Embedding"
@@ -68,8 +75,8 @@ def init_weights(module: nn.Module) -> None:
       with ``mode="fan_out"`` and ``nonlinearity="relu"`` (as torchvision's ResNet),
       bias zeros.
     * :class:`torch.nn.Linear`: weight ``xavier_uniform_`` (gain 1), bias zeros.
-    * ``BatchNorm1d/2d/3d`` and :class:`torch.nn.SyncBatchNorm` (any ``_BatchNorm``):
-      weight ones, bias zeros.
+    * ``BatchNorm1d/2d/3d`` and :class:`torch.nn.SyncBatchNorm`: weight ones, bias
+      zeros.
     * :class:`torch.nn.Embedding`: weight ``normal_(0, 0.02)`` (as GPT-2 and BERT,
       instead of torch's ``normal_(0, 1)``), then the ``padding_idx`` row zeroed.
     * Anything else: left as its own ``reset_parameters`` made it.
@@ -79,6 +86,13 @@ def init_weights(module: nn.Module) -> None:
     on. Batch-norm running statistics are buffers and are not touched; a missing
     weight or bias (``bias=False``, ``affine=False``) is skipped.
 
+    A parametrized weight (:func:`torch.nn.utils.parametrizations.weight_norm`,
+    ``orthogonal``...) is computed from other tensors at every access: writing into it
+    would change nothing. The new value is assigned instead, which the
+    parametrization turns back into its own tensors (``right_inverse``); if the
+    effective weight does not then equal the new value (an orthogonal or
+    spectral-normalised weight cannot take any value), :class:`ValueError` is raised.
+
     Args:
         module: the module to initialise (its children are not visited: that is the
             job of :meth:`~torch.nn.Module.apply`).
@@ -86,8 +100,9 @@ def init_weights(module: nn.Module) -> None:
     Raises:
         TypeError: if ``module`` is not an :class:`torch.nn.Module`.
         ValueError: if a matched module still has uninitialised (lazy) parameters,
-            for example :class:`torch.nn.LazyConv2d` before its first forward; its
-            own initialisation would overwrite ours at that first forward.
+            for example :class:`torch.nn.LazyConv2d` before its first forward (its
+            own initialisation would overwrite ours at that first forward); or its
+            weight is computed from other tensors and cannot take the new value.
 
     Examples:
         >>> import torch
@@ -108,33 +123,63 @@ def init_weights(module: nn.Module) -> None:
         >>> init_weights(nn.LazyLinear(3))
         Traceback (most recent call last):
           ...
-        ValueError: init_weights() cannot initialise LazyLinear: its parameters are ...
+        ValueError: init_weights() expects module to be a module with initialised ...
     """
-    _check_module(module, "init_weights")
+    check_type(init_weights, "module", module, nn.Module)
     kind = _isinstance_kind(module)
     if kind is None:
         return
     weight, bias = _tensor(module, "weight"), _tensor(module, "bias")
     if any(t is not None and is_lazy(t) for t in (weight, bias)):
-        raise ValueError(
-            f"init_weights() cannot initialise {type(module).__name__}: its parameters are "
-            "uninitialised (lazy); run one forward pass with a sample batch first"
+        expected = (
+            "a module with initialised parameters (run one forward pass with a sample batch first)"
         )
+        got = f"{type(module).__name__} with uninitialised (lazy) parameters"
+        raise argument_error(init_weights, "module", module, expected, got=got)
     with torch.no_grad():
         if weight is not None:
+            value = torch.empty_like(weight)
             if kind == "Conv":
-                nn.init.kaiming_normal_(weight, mode="fan_out", nonlinearity="relu")
+                nn.init.kaiming_normal_(value, mode="fan_out", nonlinearity="relu")
             elif kind == "Linear":
-                nn.init.xavier_uniform_(weight)
+                nn.init.xavier_uniform_(value)
             elif kind == "BatchNorm":
-                nn.init.ones_(weight)
+                nn.init.ones_(value)
             else:  # Embedding
-                nn.init.normal_(weight, mean=0.0, std=0.02)
+                nn.init.normal_(value, mean=0.0, std=0.02)
                 padding_idx = getattr(module, "padding_idx", None)
                 if padding_idx is not None:
-                    weight[padding_idx].zero_()
+                    value[padding_idx].zero_()
+            _assign(module, "weight", weight, value)
         if bias is not None:
-            nn.init.zeros_(bias)
+            _assign(module, "bias", bias, torch.zeros_like(bias))
+
+
+def _assign(module: nn.Module, name: str, current: torch.Tensor, value: torch.Tensor) -> None:
+    """Make ``module.<name>`` equal ``value``: in place, or through its parametrization."""
+    if parametrize.is_parametrized(module, name):
+        try:
+            setattr(module, name, value)
+            done = torch.allclose(getattr(module, name), value, rtol=1e-4, atol=1e-6)
+        except (NotImplementedError, RuntimeError, ValueError):
+            done = False
+        if not done:
+            expected = (
+                f"a module whose {name} can take the values init_weights draws; its "
+                f"parametrization ({type(module.parametrizations[name][0]).__name__}) "
+                "cannot: initialise the original tensor before parametrizing"
+            )
+            got = f"{type(module).__name__} with a parametrized {name}"
+            raise argument_error(init_weights, "module", module, expected, got=got)
+    elif isinstance(current, nn.Parameter) or current.is_leaf:
+        current.copy_(value)
+    else:
+        expected = f"a module whose {name} is a parameter or a parametrization"
+        got = (
+            f"{type(module).__name__} whose {name} is computed by a hook "
+            "(torch.nn.utils.weight_norm? use torch.nn.utils.parametrizations.weight_norm)"
+        )
+        raise argument_error(init_weights, "module", module, expected, got=got)
 
 
 def classname_init(module: nn.Module) -> None:
@@ -185,7 +230,7 @@ def classname_init(module: nn.Module) -> None:
         >>> torch.equal(model[2].weight, before)  # 'Linear' matches neither string
         True
     """
-    _check_module(module, "classname_init")
+    check_type(classname_init, "module", module, nn.Module)
     kind = _classname_kind(module)
     weight = _tensor(module, "weight")
     if kind is None or weight is None or is_lazy(weight):
@@ -239,7 +284,7 @@ def string_dispatch_mismatches(model: nn.Module) -> list[tuple[str, str, str]]:
         >>> string_dispatch_mismatches(nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4)))
         []
     """
-    _check_module(model, "string_dispatch_mismatches")
+    check_type(string_dispatch_mismatches, "model", model, nn.Module)
     mismatches: list[tuple[str, str, str]] = []
     for name, module in model.named_modules():
         by_name, by_type = _classname_kind(module), _isinstance_kind(module)
