@@ -48,10 +48,10 @@ def test_small_cnn_repr_shows_its_configuration() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"num_classes": 0}, ValueError, "num_classes >= 1, got 0"),
-        ({"in_channels": -3}, ValueError, "in_channels >= 1, got -3"),
-        ({"num_classes": 2.0}, TypeError, "num_classes to be an int, got 2.0"),
-        ({"num_classes": True}, TypeError, "num_classes to be an int, got True"),
+        ({"num_classes": 0}, ValueError, "num_classes to be an int >= 1, got int 0"),
+        ({"in_channels": -3}, ValueError, "in_channels to be an int >= 1, got int -3"),
+        ({"num_classes": 2.0}, TypeError, "num_classes to be an int, got float 2.0"),
+        ({"num_classes": True}, TypeError, "num_classes to be an int, got bool True"),
     ],
     ids=["zero-classes", "negative-channels", "float-classes", "bool-classes"],
 )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ptnotes.validation import argument_error, check_int, check_type
+
 __all__ = ["SmallCNN"]
 
 
@@ -15,7 +17,7 @@ class SmallCNN(nn.Module):
     the fine-tuning recipes of the notes (freeze the backbone, replace the head, give
     the head its own learning rate) run on it unchanged, in milliseconds, without
     downloading weights. Global average pooling makes any input height and width
-    (at least 2 x 2) give the same 16 features.
+    (at least 2 x 2) give the same 16 features; :meth:`forward` checks these limits.
 
     Args:
         num_classes: the number of output logits (the width of ``fc``).
@@ -42,11 +44,8 @@ class SmallCNN(nn.Module):
 
     def __init__(self, num_classes: int = 10, in_channels: int = 3) -> None:
         super().__init__()
-        for name, value in (("num_classes", num_classes), ("in_channels", in_channels)):
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise TypeError(f"SmallCNN() expects {name} to be an int, got {value!r}")
-            if value < 1:
-                raise ValueError(f"SmallCNN() expects {name} >= 1, got {value}")
+        check_int(SmallCNN, "num_classes", num_classes, minimum=1)
+        check_int(SmallCNN, "in_channels", in_channels, minimum=1)
         self.num_classes = num_classes
         self.in_channels = in_channels
         self.features = nn.Sequential(
@@ -67,7 +66,24 @@ class SmallCNN(nn.Module):
                 layer.reset_parameters()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Return the logits ``(N, num_classes)`` of images ``x`` of shape ``(N, C, H, W)``."""
+        """Return the logits ``(N, num_classes)`` of images ``x`` of shape ``(N, C, H, W)``.
+
+        Raises:
+            TypeError: if ``x`` is not a floating point tensor.
+            ValueError: if ``x`` is not a batch ``(N, in_channels, H, W)`` with
+                ``H, W >= 2`` (one image must be given as a batch of one,
+                ``x.unsqueeze(0)``).
+        """
+        forward = SmallCNN.forward
+        check_type(forward, "x", x, torch.Tensor)
+        if not x.is_floating_point():
+            raise argument_error(forward, "x", x, "a floating point tensor", error=TypeError)
+        if x.ndim != 4 or x.shape[1] != self.in_channels or min(x.shape[2:]) < 2:
+            expected = (
+                f"a batch of shape (N, {self.in_channels}, H, W) with H, W >= 2 "
+                "(for one image, x.unsqueeze(0))"
+            )
+            raise argument_error(forward, "x", x, expected)
         logits: torch.Tensor = self.fc(self.features(x))
         return logits
 
