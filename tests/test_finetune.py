@@ -78,7 +78,7 @@ def test_frozen_parameters_get_no_gradient(model: SmallCNN) -> None:
 
 
 def test_freeze_matching_is_case_sensitive(model: SmallCNN) -> None:
-    with pytest.raises(ValueError, match=r"'FC\.\*' matches nothing"):
+    with pytest.raises(ValueError, match=r"'FC\.\*', which matches nothing"):
         freeze(model, "FC.*")
 
 
@@ -86,8 +86,8 @@ def test_freeze_matching_is_case_sensitive(model: SmallCNN) -> None:
 def test_freeze_rejects_pattern_that_matches_nothing(model: SmallCNN, function: Any) -> None:
     with pytest.raises(
         ValueError,
-        match=r"pattern 'classifier\.\*' matches nothing; parameter names are "
-        r"features\.0\.weight, features\.0\.bias, .*\(1 more\)",
+        match=r"\(features\.0\.weight, features\.0\.bias, .*\(1 more\)\), "
+        r"got 'classifier\.\*', which matches nothing",
     ):
         function(model, "classifier.*")
 
@@ -96,7 +96,7 @@ def test_freeze_rejects_predicate_that_matches_nothing(model: SmallCNN) -> None:
     def never(name: str, parameter: nn.Parameter) -> bool:
         return False
 
-    with pytest.raises(ValueError, match="predicate never matches nothing"):
+    with pytest.raises(ValueError, match="got predicate never, which matches nothing"):
         freeze(model, never)
 
 
@@ -143,7 +143,7 @@ def test_replace_head_follows_a_dotted_path(model: SmallCNN) -> None:
 @pytest.mark.parametrize("attr", ["head", "features.9", "missing.fc", ""])
 def test_replace_head_rejects_missing_attribute(model: SmallCNN, attr: str) -> None:
     with pytest.raises(
-        ValueError, match=f"SmallCNN has no attribute '{attr}'; its children are features, fc"
+        ValueError, match=rf"submodule of SmallCNN \(children: features, fc\), got str '{attr}'"
     ):
         replace_head(model, attr, nn.Identity())
 
@@ -152,7 +152,7 @@ def test_replace_head_rejects_missing_attribute(model: SmallCNN, attr: str) -> N
 def test_replace_head_rejects_attribute_that_is_not_a_module(
     model: SmallCNN, attr: str, kind: str
 ) -> None:
-    with pytest.raises(TypeError, match=f"'{attr}' is a {kind}, not a torch.nn.Module"):
+    with pytest.raises(TypeError, match=f"only a module can be replaced.*'{attr}', a {kind}"):
         replace_head(model, attr, nn.Identity())
 
 
@@ -212,21 +212,19 @@ def test_param_groups_apply_their_own_learning_rate(model: SmallCNN) -> None:
 
 def test_param_groups_rejects_parameter_in_two_groups(model: SmallCNN) -> None:
     with pytest.raises(
-        ValueError, match=r"parameter 'fc\.weight' matches two groups, '\*\.weight' and 'fc\.\*'"
+        ValueError, match=r"at most once, got 'fc\.weight' in '\*\.weight' and 'fc\.\*'"
     ):
         param_groups(model, {"*.weight": {}, "fc.*": {}})
 
 
 def test_param_groups_rejects_frozen_parameter_in_a_group(model: SmallCNN) -> None:
     freeze(model, "fc.bias")
-    with pytest.raises(ValueError, match=r"'fc\.bias' \(group 'fc\.\*'\) is frozen"):
+    with pytest.raises(ValueError, match=r"'fc\.bias' \(group 'fc\.\*'\), which is frozen"):
         param_groups(model, {"fc.*": {"lr": 0.1}})
 
 
 def test_param_groups_rejects_pattern_that_matches_nothing(model: SmallCNN) -> None:
-    with pytest.raises(
-        ValueError, match=r"pattern 'head\.\*' matches nothing; parameter names are"
-    ):
+    with pytest.raises(ValueError, match=r"got 'head\.\*', which matches nothing"):
         param_groups(model, {"head.*": {"lr": 0.1}})
 
 
@@ -237,13 +235,13 @@ def test_param_groups_rejects_pattern_that_matches_nothing(model: SmallCNN) -> N
             {"fc.*": {"params": []}},
             None,
             ValueError,
-            "options of 'fc.\\*' must not contain 'params'",
+            "groups\\['fc.\\*'\\] to be optimizer options without 'params'",
         ),
-        ({"fc.*": 0.1}, None, TypeError, "options of 'fc.\\*' to be a mapping"),
-        ({"fc.*": {}}, 0.1, TypeError, "options of default to be a mapping .* got float"),
+        ({"fc.*": 0.1}, None, TypeError, "groups\\['fc.\\*'\\] to be a mapping"),
+        ({"fc.*": {}}, 0.1, TypeError, "default to be a mapping .* got float"),
         ("fc.*", None, TypeError, "groups to be a mapping .* got str"),
-        ([("fc.*",)], None, TypeError, "groups as \\(pattern, options\\) pairs"),
-        ({3: {}}, None, TypeError, "pattern to be a str, got int"),
+        ([("fc.*",)], None, TypeError, "groups\\[0\\] to be a \\(pattern, options\\) pair"),
+        ({3: {}}, None, TypeError, "a pattern of groups to be a str, got int"),
     ],
     ids=[
         "params-in-options",

@@ -6,7 +6,10 @@ from collections.abc import Callable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
 
+import torch
 from torch import nn
+
+from ptnotes.validation import argument_error, check_optimizer_options, check_type
 
 __all__ = ["freeze", "param_groups", "replace_head", "unfreeze"]
 
@@ -16,14 +19,6 @@ Selector = str | Callable[[str, nn.Parameter], bool] | None
 _SHOWN_NAMES = 5
 
 
-def _check_module(function: str, name: str, module: object) -> nn.Module:
-    if not isinstance(module, nn.Module):
-        raise TypeError(
-            f"{function} expects {name} to be a torch.nn.Module, got {type(module).__name__}"
-        )
-    return module
-
-
 def _some_names(names: Sequence[str]) -> str:
     """The first few parameter names, for an error message."""
     shown = ", ".join(names[:_SHOWN_NAMES])
@@ -31,45 +26,53 @@ def _some_names(names: Sequence[str]) -> str:
     return shown + (f", ... ({more} more)" if more > 0 else "") if names else "(none)"
 
 
-def _check_pattern(function: str, pattern: object) -> str:
-    if not isinstance(pattern, str):
-        raise TypeError(f"{function} expects a pattern to be a str, got {type(pattern).__name__}")
+def _pattern(caller: Callable[..., Any], label: str, pattern: object) -> str:
+    """Return ``pattern`` if it is a non-empty str."""
+    check_type(caller, label, pattern, str)
     if not pattern:
-        raise ValueError(f"{function} expects a non-empty pattern, got ''")
+        raise argument_error(caller, label, pattern, "a non-empty pattern")
     return pattern
 
 
-def _select(function: str, module: nn.Module, pattern: Selector) -> list[tuple[str, nn.Parameter]]:
+def _matches_nothing(
+    caller: Callable[..., Any], label: str, pattern: object, named: Sequence[tuple[str, Any]]
+) -> Exception:
+    names = _some_names([n for n, _ in named])
+    expected = f"a pattern that matches a parameter name ({names})"
+    if isinstance(pattern, str):
+        got = f"{pattern!r}, which matches nothing"
+    else:
+        kind = getattr(pattern, "__name__", type(pattern).__name__)
+        got = f"predicate {kind}, which matches nothing"
+    return argument_error(caller, label, pattern, expected, got=got)
+
+
+def _select(
+    caller: Callable[..., Any], module: nn.Module, pattern: Selector
+) -> list[tuple[str, nn.Parameter]]:
     """The named parameters of ``module`` that ``pattern`` selects; error if none do."""
     named = list(module.named_parameters())
     if pattern is None:
         return named
     if isinstance(pattern, str):
-        _check_pattern(function, pattern)
+        _pattern(caller, "pattern", pattern)
         chosen = [(n, p) for n, p in named if fnmatchcase(n, pattern)]
-        label = repr(pattern)
     elif callable(pattern):
         chosen = [(n, p) for n, p in named if pattern(n, p)]
-        label = f"predicate {getattr(pattern, '__name__', type(pattern).__name__)}"
     else:
-        raise TypeError(
-            f"{function} expects pattern to be None, a str or a callable (name, parameter) "
-            f"-> bool, got {type(pattern).__name__}"
-        )
+        expected = "None, a str or a callable (name, parameter) -> bool"
+        raise argument_error(caller, "pattern", pattern, expected, error=TypeError)
     if not chosen:
-        raise ValueError(
-            f"{function}: pattern {label} matches nothing; parameter names are "
-            f"{_some_names([n for n, _ in named])}"
-        )
+        raise _matches_nothing(caller, "pattern", pattern, named)
     return chosen
 
 
 def _set_requires_grad(
-    function: str, module: object, pattern: Selector, requires_grad: bool
+    caller: Callable[..., Any], module: object, pattern: Selector, requires_grad: bool
 ) -> list[str]:
-    module_ = _check_module(function, "module", module)
+    module_ = check_type(caller, "module", module, nn.Module)
     changed = []
-    for name, parameter in _select(function, module_, pattern):
+    for name, parameter in _select(caller, module_, pattern):
         if parameter.requires_grad != requires_grad:
             parameter.requires_grad_(requires_grad)
             changed.append(name)
@@ -116,9 +119,9 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         >>> freeze(model, "classifier.*")
         Traceback (most recent call last):
           ...
-        ValueError: freeze(): pattern 'classifier.*' matches nothing; parameter names are ...
+        ValueError: freeze() expects pattern to be a pattern that matches a parameter name ...
     """
-    return _set_requires_grad("freeze()", module, pattern, requires_grad=False)
+    return _set_requires_grad(freeze, module, pattern, requires_grad=False)
 
 
 def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
@@ -149,7 +152,7 @@ def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         >>> unfreeze(model, lambda name, p: name.startswith("features.3"))
         ['features.3.weight', 'features.3.bias']
     """
-    return _set_requires_grad("unfreeze()", module, pattern, requires_grad=True)
+    return _set_requires_grad(unfreeze, module, pattern, requires_grad=True)
 
 
 def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
@@ -186,11 +189,10 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
         >>> model.fc
         Linear(in_features=16, out_features=3, bias=True)
     """
-    name = "replace_head()"
-    model = _check_module(name, "model", model)
-    new_head = _check_module(name, "new_head", new_head)
-    if not isinstance(attr, str):
-        raise TypeError(f"{name} expects attr to be a str, got {type(attr).__name__}")
+    me = replace_head
+    model = check_type(me, "model", model, nn.Module)
+    new_head = check_type(me, "new_head", new_head, nn.Module)
+    check_type(me, "attr", attr, str)
     parent_path, _, child = attr.rpartition(".")
     try:
         parent = model.get_submodule(parent_path)
@@ -198,15 +200,13 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
         parent = None
     if parent is None or not child or not hasattr(parent, child):
         children = ", ".join(n for n, _ in model.named_children()) or "(none)"
-        raise ValueError(
-            f"{name}: {type(model).__name__} has no attribute {attr!r}; its children are {children}"
-        )
+        expected = f"the name of a submodule of {type(model).__name__} (children: {children})"
+        raise argument_error(me, "attr", attr, expected)
     old = getattr(parent, child)
     if not isinstance(old, nn.Module):
-        raise TypeError(
-            f"{name}: {attr!r} is a {type(old).__name__}, not a torch.nn.Module; "
-            "only a submodule can be replaced"
-        )
+        expected = "the name of a submodule (only a module can be replaced)"
+        got = f"{attr!r}, a {type(old).__name__}"
+        raise argument_error(me, "attr", attr, expected, error=TypeError, got=got)
     setattr(parent, child, new_head)
     return old
 
@@ -215,6 +215,8 @@ def param_groups(
     model: nn.Module,
     groups: Mapping[str, Mapping[str, Any]] | Sequence[tuple[str, Mapping[str, Any]]],
     default: Mapping[str, Any] | None = None,
+    *,
+    optimizer: type[torch.optim.Optimizer] | None = None,
 ) -> list[dict[str, Any]]:
     """Build optimizer parameter groups, one per name pattern, each with its own options.
 
@@ -223,6 +225,12 @@ def param_groups(
     options (omitted when empty). Frozen parameters (``requires_grad=False``) are left
     out. Options a group does not set (``lr``, ``momentum``...) take the values given
     to the optimizer's constructor.
+
+    Options are checked here, where a mistake is made, rather than at
+    ``optimizer.step()``: each key must be an option of ``optimizer`` (or, when it is
+    not given, of some :mod:`torch.optim` optimizer) and each value must have the type
+    of that option's default (see
+    :func:`ptnotes.validation.check_optimizer_options`).
 
     Ambiguity is an error rather than a silent choice: a parameter matched by two
     patterns, a pattern that matches nothing (often a typo), or a frozen parameter
@@ -235,6 +243,8 @@ def param_groups(
             :func:`freeze`; ``options`` are optimizer options such as ``{"lr": 1e-3}``.
         default: the options of the group of unmatched parameters; ``None`` means no
             options (the optimizer's own values apply).
+        optimizer: the optimizer class the groups are for, such as
+            ``torch.optim.SGD``, to check the options against.
 
     Returns:
         A list of dicts ``{"params": [...], **options}`` to pass to an optimizer.
@@ -243,14 +253,17 @@ def param_groups(
         TypeError: if ``model`` is not a module, ``groups`` is not a mapping or a
             sequence of pairs, or a pattern or options have the wrong type.
         ValueError: if a pattern matches nothing, a parameter is matched by two
-            groups, a frozen parameter is matched, or options contain ``"params"``.
+            groups, a frozen parameter is matched, or options contain ``"params"``, an
+            unknown key, or a value out of range.
 
     Examples:
         >>> import torch
         >>> from ptnotes.finetune import param_groups
         >>> from ptnotes.models import SmallCNN
         >>> model = SmallCNN()
-        >>> groups = param_groups(model, {"fc.*": {"lr": 1e-2}}, default={"lr": 1e-4})
+        >>> groups = param_groups(
+        ...     model, {"fc.*": {"lr": 1e-2}}, default={"lr": 1e-4}, optimizer=torch.optim.SGD
+        ... )
         >>> [(len(g["params"]), g["lr"]) for g in groups]
         [(2, 0.01), (4, 0.0001)]
         >>> optimizer = torch.optim.SGD(groups, lr=0.1, momentum=0.9)
@@ -259,64 +272,56 @@ def param_groups(
         >>> param_groups(model, {"*.weight": {}, "fc.*": {}})
         Traceback (most recent call last):
           ...
-        ValueError: param_groups(): parameter 'fc.weight' matches two groups, '*.weight' and 'fc.*'
+        ValueError: param_groups() expects groups ... got 'fc.weight' in '*.weight' and 'fc.*'
+        >>> param_groups(model, {"fc.*": {"lrr": 1e-2}})
+        Traceback (most recent call last):
+          ...
+        ValueError: param_groups() expects groups['fc.*'] to be options of ... got unknown key 'lrr'
     """
-    name = "param_groups()"
-    model = _check_module(name, "model", model)
+    me = param_groups
+    model = check_type(me, "model", model, nn.Module)
     if isinstance(groups, Mapping):
         pairs = list(groups.items())
     elif isinstance(groups, Sequence) and not isinstance(groups, str | bytes):
         pairs = list(groups)
-        for pair in pairs:
+        for position, pair in enumerate(pairs):
             if not isinstance(pair, tuple | list) or len(pair) != 2:
-                raise TypeError(f"{name} expects groups as (pattern, options) pairs, got {pair!r}")
+                expected = "a (pattern, options) pair"
+                raise argument_error(me, f"groups[{position}]", pair, expected, error=TypeError)
     else:
-        raise TypeError(
-            f"{name} expects groups to be a mapping {{pattern: options}} or a sequence "
-            f"of (pattern, options) pairs, got {type(groups).__name__}"
-        )
-    options_list = [_check_options(name, repr(pattern), options) for pattern, options in pairs]
-    default_options = {} if default is None else _check_options(name, "default", default)
+        expected = "a mapping {pattern: options} or a sequence of (pattern, options) pairs"
+        raise argument_error(me, "groups", groups, expected, error=TypeError)
+    for pattern, _ in pairs:
+        _pattern(me, "a pattern of groups", pattern)
+    options_list = [
+        check_optimizer_options(me, f"groups[{pattern!r}]", options, optimizer)
+        for pattern, options in pairs
+    ]
+    default_options = (
+        {} if default is None else check_optimizer_options(me, "default", default, optimizer)
+    )
 
     named = list(model.named_parameters())
     owner: dict[str, str] = {}
     result: list[dict[str, Any]] = []
     for (pattern, _), options in zip(pairs, options_list, strict=True):
-        _check_pattern(name, pattern)
         chosen = [(n, p) for n, p in named if fnmatchcase(n, pattern)]
         if not chosen:
-            raise ValueError(
-                f"{name}: pattern {pattern!r} matches nothing; parameter names are "
-                f"{_some_names([n for n, _ in named])}"
-            )
+            raise _matches_nothing(me, f"the pattern {pattern!r} of groups", pattern, named)
         for parameter_name, parameter in chosen:
             if parameter_name in owner:
-                raise ValueError(
-                    f"{name}: parameter {parameter_name!r} matches two groups, "
-                    f"{owner[parameter_name]!r} and {pattern!r}"
-                )
+                expected = "patterns that select each parameter at most once"
+                got = f"{parameter_name!r} in {owner[parameter_name]!r} and {pattern!r}"
+                raise argument_error(me, "groups", groups, expected, got=got)
             if not parameter.requires_grad:
-                raise ValueError(
-                    f"{name}: parameter {parameter_name!r} (group {pattern!r}) is frozen "
-                    "(requires_grad=False); unfreeze it or narrow the pattern"
+                expected = (
+                    "patterns that select trainable parameters (unfreeze it or narrow the pattern)"
                 )
+                got = f"{parameter_name!r} (group {pattern!r}), which is frozen"
+                raise argument_error(me, "groups", groups, expected, got=got)
             owner[parameter_name] = pattern
         result.append({"params": [p for _, p in chosen], **options})
     rest = [p for n, p in named if n not in owner and p.requires_grad]
     if rest:
         result.append({"params": rest, **default_options})
     return result
-
-
-def _check_options(function: str, label: str, options: object) -> dict[str, Any]:
-    if not isinstance(options, Mapping):
-        raise TypeError(
-            f"{function} expects the options of {label} to be a mapping such as "
-            f"{{'lr': 0.01}}, got {type(options).__name__}"
-        )
-    if "params" in options:
-        raise ValueError(
-            f"{function}: the options of {label} must not contain 'params'; "
-            "the parameters come from the patterns"
-        )
-    return dict(options)
