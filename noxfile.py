@@ -1,9 +1,15 @@
 """The developer interface of ptnotes. `nox` alone runs what CI runs; `nox -l` lists sessions.
 
-Every session that needs torch installs it pinned (``torch==2.13.0`` unless the environment
-variable ``PTNOTES_TORCH`` names another requirement), because an unpinned ``torch`` pulls a
-multi-GB CUDA build. Other tools are pinned in ``constraints.txt``. Virtual environments are
-reused, and a session skips its install step when nothing it installs has changed.
+Every session that needs torch installs it pinned (``[tool.ptnotes] torch`` in pyproject.toml
+unless the environment variable ``PTNOTES_TORCH`` names another requirement), because an
+unpinned ``torch`` pulls a multi-GB CUDA build. Other tools are pinned in ``constraints.txt``.
+The project's machinery (``tools/``, the ``ptnotes_dev`` package) is installed editable into
+the sessions that use it. Virtual environments are reused, and a session skips its install
+step when nothing it installs has changed.
+
+The settings shared with conf.py, the tests and the benchmarks come from ``[tool.ptnotes]``;
+this file reads the table with tomllib because it runs before any session has installed
+``ptnotes_dev``.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import tomllib
 from pathlib import Path
 
 import nox
@@ -24,21 +31,26 @@ nox.options.sessions = ["lint", "tests", "doctest", "docs", "browser"]
 ROOT = Path(__file__).resolve().parent
 DOCS = ROOT / "docs"
 BUILD = ROOT / "build"
-TORCH = os.environ.get("PTNOTES_TORCH", "torch==2.13.0")
+TOOLS = ROOT / "tools"
 CONSTRAINTS = ROOT / "constraints.txt"
-LANGUAGES = ("en", "zh_CN")
-SPHINX_FLAGS = ("-W", "--keep-going", "-n", "-q")
+SETTINGS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ptnotes"]
+TORCH = os.environ.get("PTNOTES_TORCH", SETTINGS["torch"])
+LANGUAGES = tuple(language["code"] for language in SETTINGS["languages"])
+SPHINX_FLAGS = tuple(SETTINGS["sphinx-flags"])
+DOCTEST_TARGETS = tuple(SETTINGS["doctest-targets"])
 
 
-def install(session: nox.Session, *extras: str, torch: bool = True) -> None:
-    """Install pinned torch and ``ptnotes[extras]`` (editable), unless already done."""
+def install(session: nox.Session, *extras: str, torch: bool = True, tools: bool = True) -> None:
+    """Install pinned torch, ``ptnotes[extras]`` and the machinery (editable), unless done."""
     spec = f".[{','.join(extras)}]" if extras else "."
     key = hashlib.sha256(
         "\n".join(
             [
                 TORCH if torch else "",
                 spec,
+                str(tools),
                 (ROOT / "pyproject.toml").read_text(),
+                (TOOLS / "pyproject.toml").read_text(),
                 CONSTRAINTS.read_text(),
             ]
         ).encode()
@@ -49,7 +61,8 @@ def install(session: nox.Session, *extras: str, torch: bool = True) -> None:
         return
     if torch:
         session.install(TORCH)
-    session.install("-c", str(CONSTRAINTS), "-e", spec)
+    editable = ["-e", spec, *(["-e", str(TOOLS)] if tools else [])]
+    session.install("-c", str(CONSTRAINTS), *editable)
     stamp.write_text(key)
 
 
@@ -76,7 +89,7 @@ def ensure_system_commands(session: nox.Session, packages: dict[str, str]) -> No
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff (lint + format check) on everything, mypy --strict on src/ptnotes."""
+    """ruff (lint + format check) on everything, mypy --strict on src/ptnotes and tools/."""
     install(session, "lint")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
@@ -96,8 +109,7 @@ def doctest(session: nox.Session) -> None:
     """Every example of the pages (docs/**/*.md) and docstrings (src/ptnotes), on CPU."""
     install(session, "test")
     session.run(
-        "pytest", "README.md", "docs", "src", *session.posargs,
-        env={"PTNOTES_DOCTEST_DEVICE": "cpu"},
+        "pytest", *DOCTEST_TARGETS, *session.posargs, env={"PTNOTES_DOCTEST_DEVICE": "cpu"}
     )  # fmt: skip
 
 
@@ -108,15 +120,16 @@ def doctest_cuda(session: nox.Session) -> None:
     Uses the CUDA build of torch already on the machine (never installs torch), prints the
     versions it runs on, and fails at once when no CUDA device is usable.
     """
-    session.run("python", str(ROOT / "tests" / "cuda_check.py"))
+    # ptnotes and its machinery by path: a GPU machine often has no package index to
+    # install them (or hatchling) from.
+    path = os.pathsep.join([str(ROOT / "src"), str(TOOLS)])
+    session.run("python", "-m", "ptnotes_dev.cuda_check", env={"PYTHONPATH": path})
     session.install("-c", str(CONSTRAINTS), "pytest", "sybil")
     session.run(
         "pytest",
-        "README.md",
-        "docs",
-        "src",
+        *DOCTEST_TARGETS,
         *session.posargs,
-        env={"PTNOTES_DOCTEST_DEVICE": "cuda", "PYTHONPATH": str(ROOT / "src")},
+        env={"PTNOTES_DOCTEST_DEVICE": "cuda", "PYTHONPATH": path},
     )
 
 
@@ -152,15 +165,16 @@ def docs(session: nox.Session) -> None:
     sphinx-gallery's cache up to date and executes none.
     """
     install(session, "docs")
-    session.log("building the en edition (executes changed gallery scripts)")
-    sphinx_build(session, "en", *session.posargs)
-    session.log("checking that the zh_CN catalogs hold every message of the English source")
+    source, *translations = LANGUAGES
+    session.log(f"building the {source} edition (executes changed gallery scripts)")
+    sphinx_build(session, source, *session.posargs)
+    session.log("checking that the catalogs hold every message of the English source")
     gettext_build(session)
-    session.run("python", str(ROOT / "tests" / "i18n_check.py"), "sync", str(BUILD / "gettext"))
-    session.log("building the zh_CN edition (executes no gallery script)")
-    sphinx_build(session, "zh_CN", *session.posargs)
-    shutil.copyfile(DOCS / "_root" / "index.html", BUILD / "html" / "index.html")
-    shutil.copyfile(DOCS / "_static" / "favicon.svg", BUILD / "html" / "favicon.svg")
+    session.run("python", "-m", "ptnotes_dev.i18n", "sync", str(BUILD / "gettext"))
+    for language in translations:
+        session.log(f"building the {language} edition (executes no gallery script)")
+        sphinx_build(session, language, *session.posargs)
+    session.run("python", "-m", "ptnotes_dev.site", str(BUILD / "html"))
     session.log(f"site ready: open {BUILD / 'html' / 'index.html'}")
 
 
@@ -187,11 +201,8 @@ def bench(session: nox.Session) -> None:
     """
     install(session, "test", "docs")
     out = BUILD / "bench"
-    session.run("python", str(ROOT / "benchmarks" / "run.py"), "--out", str(out), *session.posargs)
-    session.run(
-        "python", str(ROOT / "benchmarks" / "build_cost.py"), "--results",
-        str(out / "results.json"),
-    )  # fmt: skip
+    session.run("python", "-m", "benchmarks.run", "--out", str(out), *session.posargs)
+    session.run("python", "-m", "benchmarks.build_cost", "--results", str(out / "results.json"))
     session.log(f"results: {out / 'results.json'}")
 
 
@@ -223,12 +234,13 @@ def serve(session: nox.Session) -> None:
 
 @nox.session
 def i18n(session: nox.Session) -> None:
-    """Refresh the zh_CN catalogs from the English source (gettext -> sphinx-intl update)."""
+    """Refresh the catalogs from the English source (gettext -> sphinx-intl update)."""
     install(session, "docs")
     gettext_build(session)
+    languages = [arg for code in LANGUAGES[1:] for arg in ("-l", code)]
     session.run(
         "sphinx-intl", "update", "-p", str(BUILD / "gettext"), "-d", str(DOCS / "locales"),
-        "-l", "zh_CN", "-w", "0",
+        *languages, "-w", "0",
     )  # fmt: skip
 
 
@@ -236,4 +248,4 @@ def i18n(session: nox.Session) -> None:
 def inventories(session: nox.Session) -> None:
     """Refresh the committed intersphinx inventories (download when online, else generate)."""
     install(session)
-    session.run("python", str(DOCS / "_inv" / "refresh.py"), *session.posargs)
+    session.run("python", "-m", "ptnotes_dev.inventory", *session.posargs)

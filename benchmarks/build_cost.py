@@ -20,8 +20,8 @@ under ``build_cost`` (the file is created when ``run.py`` has not written it).
 
 Usage::
 
-    python benchmarks/build_cost.py --results build/bench/results.json
-    python benchmarks/build_cost.py --skip-sphinx      # only (3): seconds, not minutes
+    python -m benchmarks.build_cost --results build/bench/results.json
+    python -m benchmarks.build_cost --skip-sphinx      # only (3): seconds, not minutes
 """
 
 from __future__ import annotations
@@ -40,20 +40,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from ptnotes_dev import bench as harness
+from ptnotes_dev import doctesting, settings
+from sybil.evaluators.doctest import DocTestEvaluator
 
-from sybil.evaluators.doctest import DocTestEvaluator  # noqa: E402
-
-from benchmarks import harness  # noqa: E402
-
+SETTINGS = settings.load()
+ROOT = SETTINGS.root
 DOCS = ROOT / "docs"
 GALLERY_OUT = DOCS / "auto_examples"
-LANGUAGES = ("en", "zh_CN")
-#: The flags of `nox -s docs` (noxfile.SPHINX_FLAGS).
-SPHINX_FLAGS = ("-W", "--keep-going", "-n", "-q")
-DOCTEST_COMMAND = ("-m", "pytest", "docs", "src", "-q", "-p", "no:randomly")
+LANGUAGES = SETTINGS.language_codes
+SOURCE = SETTINGS.source_language.code
+SPHINX_FLAGS = SETTINGS.sphinx_flags
+DOCTEST_COMMAND = ("-m", "pytest", *SETTINGS.doctest_targets, "-q")
 GOALS = {"noop_over_clean": ("<=", 0.2), "zh_gallery_executed": ("==", 0), "doctest": ("<=", 1.5)}
 
 Log = Callable[[str], None]
@@ -170,7 +168,11 @@ def measure_sphinx(
             if run["returncode"] != 0:
                 editions[language][f"{name}_output_tail"] = run["output_tail"]
                 log(f"sphinx {language} {name} build FAILED:\n" + "\n".join(run["output_tail"]))
-    executed = editions["zh_CN"]["gallery_executed_clean"]
+    executed = [
+        script
+        for language in SETTINGS.translations
+        for script in editions[language.code]["gallery_executed_clean"]
+    ]
     op, target = GOALS["zh_gallery_executed"]
     return {
         "editions": editions,
@@ -178,7 +180,7 @@ def measure_sphinx(
         "gallery_cache": (
             "sphinx-gallery's cache is docs/auto_examples, in the source tree: the clean builds "
             "reuse it; the English clean build executed "
-            f"{len(editions['en']['gallery_executed_clean'])} of {len(scripts)} script(s)"
+            f"{len(editions[SOURCE]['gallery_executed_clean'])} of {len(scripts)} script(s)"
         ),
         "zh_gallery_executed": {
             "value": len(executed),
@@ -214,10 +216,8 @@ class PlainEvaluator(DocTestEvaluator):
         self.counts = {"examples": 0, "executed": 0, "raised": 0, "skipped": 0}
 
     def __call__(self, example: Any) -> str:
-        from tests.doctesting import select
-
         parsed = example.parsed
-        if not select(parsed.options, self.device).run:
+        if not doctesting.select(parsed.options, self.device).run:
             self.counts["skipped"] += 1
             return ""
         code = compile(parsed.source, example.path, "single", dont_inherit=True)
@@ -229,45 +229,14 @@ class PlainEvaluator(DocTestEvaluator):
         return ""
 
 
-def plain_sybils(evaluator: PlainEvaluator) -> list[Any]:
-    """The project's Sybil configuration for pages and docstrings, with ``evaluator``."""
-    from sybil import Sybil
-    from sybil.document import PythonDocStringDocument
-    from sybil.parsers.abstract.doctest import DocTestStringParser
-    from sybil.parsers.myst import SkipParser
-    from sybil.parsers.rest import DocTestParser as DocstringDocTestParser
-
-    from tests.doctesting import PyconParser, PythonFenceParser, sybils
-
-    reference = {s.name: s for s in sybils(ROOT, "cpu")}  # paths, patterns, excludes
-    docstring_parser = DocstringDocTestParser()
-    docstring_parser.string_parser = DocTestStringParser(evaluator)
-    pages = Sybil(
-        parsers=[PyconParser(evaluator), PythonFenceParser(evaluator), SkipParser()],
-        path=str(DOCS),
-        patterns=reference["pages"].patterns,
-        excludes=reference["pages"].excludes,
-        name="pages",
-    )
-    docstrings = Sybil(
-        parsers=[docstring_parser],
-        path=str(ROOT / "src"),
-        patterns=reference["docstrings"].patterns,
-        document_types={".py": PythonDocStringDocument},
-        name="docstrings",
-    )
-    return [pages, docstrings]
-
-
 def plain_execution() -> dict[str, Any]:
     """Run every example of docs/ and src/ plainly, page by page; counts and seconds."""
-    from tests.doctesting import _reset_state, _restore_state
-
     start = time.perf_counter()
     evaluator = PlainEvaluator()
-    setup = _reset_state("cpu")
+    setup = doctesting.reset_state("cpu")
     documents = 0
-    for sybil, folder in zip(plain_sybils(evaluator), (DOCS, ROOT / "src"), strict=True):
+    for sybil in doctesting.sybils(ROOT, "cpu", evaluator=evaluator):
+        folder = Path(sybil.path)
         for path in sorted(folder.rglob("*")):
             if not path.is_file() or not sybil.should_parse(path):
                 continue
@@ -286,7 +255,7 @@ def plain_execution() -> dict[str, Any]:
                         except Exception:  # a plain code block that raises: count, go on
                             evaluator.counts["raised"] += 1
             finally:
-                _restore_state(document.namespace)
+                doctesting.restore_state(document.namespace)
     return {
         "documents": documents,
         **evaluator.counts,

@@ -20,15 +20,14 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from torch import nn
-
-from benchmarks.harness import (
+from ptnotes_dev.bench import (
     Contender,
     Timer,
     result_record,
     schedule,
     skipped_record,
 )
+from torch import nn
 
 Log = Callable[[str], None]
 Record = dict[str, Any]

@@ -2,9 +2,9 @@
 
 Usage::
 
-    python benchmarks/run.py                      # the full suite into build/bench/
-    python benchmarks/run.py --quick --out /tmp/b # tiny sizes, 2 repeats (for tests)
-    python benchmarks/run.py --only linear --only loader
+    python -m benchmarks.run                      # the full suite into build/bench/
+    python -m benchmarks.run --quick --out /tmp/b # tiny sizes, 2 repeats (for tests)
+    python -m benchmarks.run --only linear --only loader
 
 The contenders of each comparison run in one process, alternating (A B A B ...), after
 warm-up; ``results.json`` holds every sample, the median and spread of each contender, the
@@ -27,14 +27,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # `python benchmarks/run.py` puts benchmarks/, not ROOT, first
-    sys.path.insert(0, str(ROOT))
+import torch
+from ptnotes_dev import bench as harness
+from ptnotes_dev.settings import load as load_settings
 
-import torch  # noqa: E402
+from benchmarks.cases import CASES, Case, bench_compile, torch_environment
 
-from benchmarks import harness  # noqa: E402
-from benchmarks.cases import CASES, Case, bench_compile, torch_environment  # noqa: E402
+ROOT = load_settings().root
 
 DEFAULT_OUT = ROOT / "build" / "bench"
 #: Seconds the inductor compile benchmark may take (in full mode) before aot_eager replaces it.
@@ -78,7 +77,7 @@ def run_compile(quick: bool, log: Log, budget: float, threads: int | None = None
         with tempfile.TemporaryDirectory(prefix="ptnotes-bench-") as tmp:
             out = Path(tmp) / "record.json"
             env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(Path(tmp) / "inductor"))
-            command = [sys.executable, str(Path(__file__).resolve()), "--child", "compile"]
+            command = [sys.executable, "-m", "benchmarks.run", "--child", "compile"]
             command += ["--backend", backend, "--child-out", str(out)]
             command += ["--quick"] if quick else []
             command += ["--threads", str(threads)] if threads else []
@@ -192,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for case in cases:
         log(f"{case.name}: running")
-        if case.name == "compile":
+        if case.isolated:
             records = [run_compile(args.quick, log, budget, args.threads)]
         else:
             records = run_case(case, args.quick, log)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from importlib.metadata import version as _installed_version
+from importlib.metadata import version as installed_version
 from pathlib import Path
+
+from ptnotes_dev import settings as project_settings
+from ptnotes_dev.site import switcher_entries
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
-sys.path.insert(0, str(DOCS / "_ext"))
+SETTINGS = project_settings.load(ROOT)
 
 
 project = "ptnotes"
@@ -17,7 +18,7 @@ author = "ptnotes contributors"
 copyright = "2026, ptnotes contributors"
 # The installed distribution's version: importing ptnotes would import torch on every build,
 # no-op rebuilds included (seconds); autodoc imports it only when API pages are read.
-release = version = _installed_version("ptnotes")
+release = version = installed_version("ptnotes")
 
 extensions = [
     "myst_parser",
@@ -27,10 +28,13 @@ extensions = [
     "sphinx_copybutton",
     "sphinx_design",
     "sphinx_gallery.gen_gallery",
-    "ptnotes_site",  # docs/_ext/ptnotes_site.py: language switcher + zh search fix
-    "ptnotes_claims",  # docs/_ext/ptnotes_claims.py: the claims ledger and errata
-    "ptnotes_interview",  # docs/_ext/ptnotes_interview.py: the interview index
-    "ptnotes_bench",  # docs/_ext/ptnotes_bench.py: the measured numbers
+    # The project's own extensions (tools/ptnotes_dev/sphinx/), one per job:
+    "ptnotes_dev.sphinx.switcher",
+    "ptnotes_dev.sphinx.torch_names",
+    "ptnotes_dev.sphinx.zh_search",
+    "ptnotes_dev.sphinx.claims",
+    "ptnotes_dev.sphinx.interview",
+    "ptnotes_dev.sphinx.bench_tables",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
@@ -47,7 +51,6 @@ exclude_patterns = [
     "claims",
     "_data",
 ]
-templates_path = ["_templates"]
 nitpicky = True
 
 # -- MyST ---------------------------------------------------------------------
@@ -55,7 +58,7 @@ myst_enable_extensions = ["colon_fence", "deflist", "dollarmath", "fieldlist"]
 myst_heading_anchors = 3
 
 # -- i18n ---------------------------------------------------------------------
-language = "en"
+language = SETTINGS.source_language.code
 locale_dirs = ["locales/"]
 gettext_compact = False  # one catalog per page: translators work page by page
 gettext_location = False  # no line numbers: editing a page does not churn every catalog
@@ -114,7 +117,8 @@ html_show_sourcelink = False
 html_context = {"default_mode": "light"}
 html_theme_options = {
     "navbar_end": ["version-switcher", "theme-switcher"],
-    "switcher": {"json_url": "_static/switcher.json", "version_match": "en"},
+    # json_url and version_match: set by ptnotes_dev.sphinx.switcher for the edition built.
+    "switcher": {},
     "check_switcher": False,
     "show_version_warning_banner": False,
     "navigation_with_keys": False,
@@ -123,5 +127,13 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
 }
 
-# Set by `nox -s docs` when it builds into build/html/<lang>/.
-html_baseurl = os.environ.get("PTNOTES_BASE_URL", "")
+# -- the project's extensions -------------------------------------------------
+ptnotes_switcher = switcher_entries(SETTINGS)
+ptnotes_claims_dir = "claims"
+ptnotes_claim_seeds = {
+    "000": "Note A — tensor vs Tensor, detach and .data",
+    "002": "Note B — clone, detach and .data",
+    "003": "Note C — interview questions on autograd and nn",
+}
+ptnotes_bench_file = "_data/bench.json"
+ptnotes_search_glossary = "locales/{language}/LC_MESSAGES/glossary.po"

@@ -1,4 +1,5 @@
-"""The benchmark harness (benchmarks/): statistics, alternation, records, the results file.
+"""The benchmark harness (ptnotes_dev.bench) and suite (benchmarks/): statistics, alternation,
+records, the results file.
 
 These tests check how numbers are computed and written, never how fast anything is.
 """
@@ -6,18 +7,15 @@ These tests check how numbers are computed and written, never how fast anything 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import torch
+from ptnotes_dev import bench as harness
+from ptnotes_dev.sphinx import bench_tables as ptnotes_bench
 
-from benchmarks import build_cost, cases, harness, run
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "docs" / "_ext"))
-
-import ptnotes_bench
+from benchmarks import build_cost, cases, run
 
 
 def _record(**overrides: object) -> dict[str, object]:
@@ -304,7 +302,7 @@ def test_page_formats_quantities(value: float, unit: str, text: str) -> None:
     [(0.001, 0.002, "1 \u2013 2 ms"), (0.0005, 0.002, "500 \u00b5s \u2013 2 ms")],
 )
 def test_page_writes_a_shared_unit_once(low: float, high: float, text: str) -> None:
-    assert ptnotes_bench._range(low, high, "s") == text
+    assert ptnotes_bench.format_range(low, high, "s") == text
 
 
 def test_page_accepts_what_the_harness_writes(tmp_path: Path) -> None:

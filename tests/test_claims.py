@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
+from ptnotes_dev.sphinx.claims import Claim, load_claims
+from sphinx.config import eval_config_file
+from sphinx.util.tags import Tags
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-sys.path.insert(0, str(DOCS / "_ext"))
+CONF = eval_config_file(DOCS / "conf.py", Tags())
 
-from ptnotes_claims import Claim, load_claims  # noqa: E402
-
-CLAIMS = load_claims(DOCS / "claims")
+CLAIMS = load_claims(DOCS / CONF["ptnotes_claims_dir"], CONF["ptnotes_claim_seeds"])
 FENCE = "`" * 3
 
 
@@ -73,14 +73,14 @@ def test_claim_points_at_a_labelled_section_with_an_executed_example(claim: Clai
 def test_bad_ledger_entry_is_rejected(tmp_path: Path, entry: str, message: str) -> None:
     (tmp_path / "x.toml").write_text(f"[[claim]]\n{entry}\n")
     with pytest.raises(ValueError, match=message):
-        load_claims(tmp_path)
+        load_claims(tmp_path, CONF["ptnotes_claim_seeds"])
 
 
 def test_duplicate_claim_id_is_rejected(tmp_path: Path) -> None:
     entry = 'id = "a"\nseed = "000"\nclaim = "c"\nstatus = "holds"\npage = "p"\nanchor = "x"\n'
     (tmp_path / "x.toml").write_text(f"[[claim]]\n{entry}\n[[claim]]\n{entry}")
     with pytest.raises(ValueError, match="duplicate id 'a'"):
-        load_claims(tmp_path)
+        load_claims(tmp_path, CONF["ptnotes_claim_seeds"])
 
 
 @pytest.mark.parametrize("claim", CLAIMS, ids=[c.id for c in CLAIMS])

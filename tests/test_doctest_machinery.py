@@ -1,4 +1,4 @@
-"""The doctest machinery itself (tests/doctesting.py): it must be able to fail.
+"""The doctest machinery itself (ptnotes_dev.doctesting): it must be able to fail.
 
 Each test writes a tiny site (a page or a module) into a temporary folder and runs pytest on
 it in a subprocess, exactly as `nox -s doctest` runs pytest on docs/ and src/.
@@ -14,8 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-from tests.doctesting import (
+from ptnotes_dev.doctesting import (
     DEVICE_ENV,
     REQUIRES_CUDA,
     SKIP_REASON,
@@ -30,7 +29,7 @@ FENCE = "`" * 3
 CONFTEST = """
 from pathlib import Path
 
-from tests.doctesting import check_device, sybils, target_device
+from ptnotes_dev.doctesting import check_device, sybils, target_device
 
 pytest_collect_file = sybils(Path(__file__).parent).pytest()
 
@@ -180,7 +179,7 @@ def test_cuda_check_script_exits_nonzero_without_cuda() -> None:
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA; the check passes here by design")
     result = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "cuda_check.py")],
+        [sys.executable, "-m", "ptnotes_dev.cuda_check"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from ptnotes_dev.sphinx.interview import question_and_answer, toctree_entries
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-sys.path.insert(0, str(DOCS / "_ext"))
-
-from ptnotes_interview import question_and_answer, toctree_entries  # noqa: E402
 
 SECTIONS = ("tensors", "autograd", "modules", "training", "devices")
 PAGES = [

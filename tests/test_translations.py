@@ -8,8 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from tests.i18n_check import (
+from ptnotes_dev.i18n import (
     LOCALE,
     fuzzy,
     glossary_terms,

@@ -10,8 +10,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from playwright.sync_api import ConsoleMessage, Error, Page, Request, Response
 
-REPO = Path(__file__).resolve().parents[2]
-LANGUAGES = ("en", "zh_CN")
+from ptnotes_dev.settings import load
+
+SETTINGS = load()
+REPO = SETTINGS.root
+LANGUAGES = SETTINGS.language_codes
 # Sphinx's asset folders: no pages of their own.
 ASSET_DIRS = frozenset({"_static", "_sources", "_downloads", "_images"})
 SCREENSHOTS = REPO / "build" / "screenshots"

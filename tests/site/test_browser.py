@@ -14,14 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.site.pages import LANGUAGES, SCREENSHOTS, PageProblems
+from tests.site.pages import LANGUAGES, SCREENSHOTS, SETTINGS, PageProblems
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page, Response
 
 MODEL_PAGE = "tensors/tensor-vs-Tensor.html"
-OTHER = {"en": "zh_CN", "zh_CN": "en"}
-HTML_LANG = {"en": "en", "zh_CN": "zh-CN"}
+# Each edition's switcher leads to the next one (the last back to the first).
+OTHER = dict(zip(LANGUAGES, (*LANGUAGES[1:], LANGUAGES[0]), strict=True))
+HTML_LANG = {language.code: language.html_lang for language in SETTINGS.languages}
 # copybutton's prompt setting (docs/conf.py: copybutton_prompt_text, as a regexp).
 PROMPT = re.compile(r"^(>>> |\.\.\. |\$ )(.*)")
 

@@ -1,7 +1,7 @@
 """Fail fast, with a clear message, when the CUDA session has no CUDA device to run on.
 
-Run by ``nox -s doctest_cuda`` before anything is installed. Prints the torch and CUDA
-versions the session will use.
+Run by ``nox -s doctest_cuda`` (``python -m ptnotes_dev.cuda_check``) before the tests.
+Prints the torch and CUDA versions the session will use.
 """
 
 from __future__ import annotations

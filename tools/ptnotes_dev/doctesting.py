@@ -147,7 +147,14 @@ class DeviceAwareEvaluator(DocTestEvaluator):
     def __init__(self, device: str, optionflags: int = OPTIONFLAGS) -> None:
         super().__init__(optionflags)
         self.device = device
-        self.runner._checker = DeviceAgnosticChecker(device)
+        # Sybil's runner with our checker: doctest's public way to set one is the
+        # constructor, so the runner is initialised again with the flags Sybil computed.
+        doctest.DocTestRunner.__init__(
+            self.runner,
+            verbose=False,
+            optionflags=self.runner.optionflags,
+            checker=DeviceAgnosticChecker(device),
+        )
 
     def __call__(self, example: Example) -> str:
         selection = select(example.parsed.options, self.device)
@@ -181,8 +188,11 @@ class PythonFenceParser(PythonDocTestOrCodeBlockParser):
         self.doctest_parser = DocTestStringParser(evaluator)
 
 
-def _reset_state(device: str) -> Callable[[dict[str, Any]], None]:
-    """Sybil ``setup``: a known global state for each page, and a seed."""
+def reset_state(device: str) -> Callable[[dict[str, Any]], None]:
+    """Sybil ``setup`` for ``device``: a known global state for each page, and a seed.
+
+    Saves what :func:`restore_state` puts back in the page's namespace.
+    """
 
     def setup(namespace: dict[str, Any]) -> None:
         import torch
@@ -198,7 +208,7 @@ def _reset_state(device: str) -> Callable[[dict[str, Any]], None]:
     return setup
 
 
-def _restore_state(namespace: dict[str, Any]) -> None:
+def restore_state(namespace: dict[str, Any]) -> None:
     """Sybil ``teardown``: undo whatever global state a page changed."""
     import torch
 
@@ -209,11 +219,17 @@ def _restore_state(namespace: dict[str, Any]) -> None:
     torch.set_printoptions(profile="default")
 
 
-def sybils(root: Path, device: str | None = None) -> SybilCollection:
-    """The Sybil instances for the pages (``root/docs``), docstrings (``root/src``), README."""
+def sybils(
+    root: Path, device: str | None = None, evaluator: DocTestEvaluator | None = None
+) -> SybilCollection:
+    """The Sybil instances for the pages (``root/docs``), docstrings (``root/src``), README.
+
+    ``evaluator`` replaces the comparing :class:`DeviceAwareEvaluator` (the build-cost
+    benchmark passes one that executes without comparing).
+    """
     device = device or target_device()
-    evaluator = DeviceAwareEvaluator(device)
-    setup, teardown = _reset_state(device), _restore_state
+    evaluator = evaluator or DeviceAwareEvaluator(device)
+    setup, teardown = reset_state(device), restore_state
     docstring_parser = DocstringDocTestParser()
     docstring_parser.string_parser = DocTestStringParser(evaluator)
     pages = Sybil(
@@ -255,6 +271,8 @@ __all__ = [
     "Selection",
     "check_device",
     "environment_summary",
+    "reset_state",
+    "restore_state",
     "select",
     "strip_cuda_device",
     "sybils",

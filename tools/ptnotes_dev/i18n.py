@@ -1,10 +1,13 @@
-"""Checks that keep the zh_CN edition complete and consistent with the English source.
+"""Checks that keep the translated editions complete and consistent with the English source.
 
 Used two ways:
 
 * by ``tests/test_translations.py`` (part of ``nox -s tests``) on the committed catalogs;
-* as a script by ``nox -s docs``, after the English build, to fail when the source has
-  messages the catalogs lack: ``python tests/i18n_check.py sync build/gettext``.
+* as a command by ``nox -s docs``, after the English build, to fail when the source has
+  messages the catalogs of a language lack: ``python -m ptnotes_dev.i18n sync build/gettext``.
+
+The languages are the translations of ``[tool.ptnotes] languages``; a catalog folder is
+``docs/locales/<code>/LC_MESSAGES``.
 """
 
 from __future__ import annotations
@@ -18,10 +21,20 @@ from pathlib import Path
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
 
-ROOT = Path(__file__).resolve().parent.parent
+from ptnotes_dev.settings import load
+
+ROOT = load().root
 DOCS = ROOT / "docs"
-LOCALE = DOCS / "locales" / "zh_CN" / "LC_MESSAGES"
 GLOSSARY_SOURCE = DOCS / "glossary.md"
+
+
+def locale_dir(language: str) -> Path:
+    """The catalog folder of one translated edition."""
+    return DOCS / "locales" / language / "LC_MESSAGES"
+
+
+#: The catalogs of the first translated edition (zh_CN), the default of the checks below.
+LOCALE = locale_dir(load().translations[0].code)
 
 
 def read_catalog(path: Path) -> Catalog:
@@ -39,8 +52,9 @@ def messages(catalog: Catalog) -> Iterator[tuple[str, str, bool]]:
     for message in catalog:
         if not message.id:
             continue
-        msgid = message.id if isinstance(message.id, str) else message.id[0]
-        msgstr = message.string if isinstance(message.string, str) else message.string[0]
+        msgid = message.id if isinstance(message.id, str) else str(message.id[0])
+        string = message.string
+        msgstr = string if isinstance(string, str) else str(string[0]) if string else ""
         yield msgid, msgstr or "", message.fuzzy
 
 
@@ -140,20 +154,23 @@ def missing_messages(pot_dir: Path, locale_dir: Path = LOCALE) -> list[str]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] != "sync":
-        print("usage: python tests/i18n_check.py sync <gettext output dir>", file=sys.stderr)
+        print("usage: python -m ptnotes_dev.i18n sync <gettext output dir>", file=sys.stderr)
         return 2
-    problems = missing_messages(Path(argv[1]))
-    for problem in problems:
-        print(problem, file=sys.stderr)
-    if problems:
-        print(
-            f"{len(problems)} message(s) of the English source are missing from the zh_CN "
-            "catalogs: run `nox -s i18n`, translate, and rebuild.",
-            file=sys.stderr,
-        )
-        return 1
-    print("zh_CN catalogs are in sync with the English source")
-    return 0
+    status = 0
+    for language in load().translations:
+        problems = missing_messages(Path(argv[1]), locale_dir(language.code))
+        for problem in problems:
+            print(f"{language.code}: {problem}", file=sys.stderr)
+        if problems:
+            print(
+                f"{len(problems)} message(s) of the English source are missing from the "
+                f"{language.code} catalogs: run `nox -s i18n`, translate, and rebuild.",
+                file=sys.stderr,
+            )
+            status = 1
+        else:
+            print(f"{language.code} catalogs are in sync with the English source")
+    return status
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Refresh the intersphinx inventories that let the site build offline.
 
-Run by ``nox -s inventories``. For each project, the official ``objects.inv`` is
-downloaded when the network allows. When it does not (the build machines of this
-project reach only package registries), the PyTorch inventory is generated from the
+Run by ``nox -s inventories`` (``python -m ptnotes_dev.inventory``). For each project, the
+official ``objects.inv`` is downloaded when the network allows. When it does not (the build
+machines of this project reach only package registries), the PyTorch inventory is generated from the
 installed torch instead: every public object, mapped to the page layout of the official
 docs (``generated/<name>.html#<name>`` for autosummary pages). Links always point at
 the official site; only the list of names is produced locally.
@@ -18,9 +18,11 @@ import urllib.request
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
-HERE = Path(__file__).resolve().parent
+from ptnotes_dev.settings import load
+
+#: Where the committed inventories live (docs/conf.py's intersphinx_mapping reads them).
+HERE = load().root / "docs" / "_inv"
 OFFICIAL = {
     "torch": "https://docs.pytorch.org/docs/stable/objects.inv",
     "python": "https://docs.python.org/3/objects.inv",
@@ -63,7 +65,7 @@ def download(name: str, url: str) -> bool:
     return True
 
 
-def _public(module: ModuleType) -> Iterator[tuple[str, object]]:
+def _public(module: object) -> Iterator[tuple[str, object]]:
     names = set(getattr(module, "__all__", ())) | {n for n in dir(module) if not n.startswith("_")}
     for attr in sorted(set(names)):
         try:

@@ -101,7 +101,7 @@ def format_goal(goal: Mapping[str, Any] | None, unit: str = "x") -> str:
     return f"{OPS.get(goal['op'], goal['op'])} {format_quantity(goal['value'], unit)}"
 
 
-def _range(low: float, high: float, unit: str) -> str:
+def format_range(low: float, high: float, unit: str) -> str:
     """``low DASH high``, with the unit written once when both ends share it."""
     first, last = format_quantity(low, unit), format_quantity(high, unit)
     head, _, first_unit = first.partition(" ")
@@ -181,7 +181,7 @@ class BenchResults(SphinxDirective):
     }
 
     def run(self) -> list[nodes.Node]:
-        relative = self.options.get("file", DEFAULT_FILE)
+        relative = self.options.get("file", self.config.ptnotes_bench_file)
         path = Path(self.env.srcdir) / relative
         self.env.note_dependency(str(path))
         try:
@@ -283,8 +283,8 @@ class BenchResults(SphinxDirective):
                     [
                         w.datum(("code", c["name"])),
                         w.datum(format_quantity(c["median"], unit)),
-                        w.datum(_range(c["q1"], c["q3"], unit)),
-                        w.datum(_range(c["min"], c["max"], unit)),
+                        w.datum(format_range(c["q1"], c["q3"], unit)),
+                        w.datum(format_range(c["min"], c["max"], unit)),
                         w.datum(str(c["n"])),
                     ]
                 )
@@ -426,5 +426,6 @@ def _build_goals(results: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("ptnotes_bench_file", DEFAULT_FILE, "env", types=[str])
     app.add_directive("bench-results", BenchResults)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

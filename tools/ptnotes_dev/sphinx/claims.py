@@ -1,5 +1,8 @@
 """The claims ledger: ``docs/claims/*.toml`` rendered as the ledger and errata pages.
 
+Config: ``ptnotes_claims_dir`` (the ledger's folder, relative to the source folder) and
+``ptnotes_claim_seeds`` (source note id to its title).
+
 Each entry names a claim made by one of the source notes, its status on the installed torch
 (holds / wrong / changed / typo) and the labelled section whose doctests verify it. Two
 directives render the ledger as MyST, so the text goes through the normal translation flow:
@@ -13,6 +16,7 @@ directives render the ledger as MyST, so the text goes through the normal transl
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,11 +28,6 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 STATUSES = ("holds", "wrong", "changed", "typo")
-SEEDS = {
-    "000": "Note A — tensor vs Tensor, detach and .data",
-    "002": "Note B — clone, detach and .data",
-    "003": "Note C — interview questions on autograd and nn",
-}
 FIELDS = ("id", "seed", "claim", "status", "page", "anchor")
 
 
@@ -44,8 +43,12 @@ class Claim:
     source: str = ""
 
 
-def load_claims(folder: Path) -> list[Claim]:
-    """Read and validate every ledger file of ``folder``; raise ValueError on a bad entry."""
+def load_claims(folder: Path, seeds: Iterable[str]) -> list[Claim]:
+    """Read and validate every ledger file of ``folder``; raise ValueError on a bad entry.
+
+    ``seeds`` are the ids of the source notes a claim may name.
+    """
+    known = sorted(seeds)
     claims: list[Claim] = []
     seen: set[str] = set()
     for path in sorted(folder.glob("*.toml")):
@@ -60,8 +63,8 @@ def load_claims(folder: Path) -> list[Claim]:
                 raise ValueError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
             if entry["status"] not in STATUSES:
                 raise ValueError(f"{where}: status {entry['status']!r} not in {STATUSES}")
-            if entry["seed"] not in SEEDS:
-                raise ValueError(f"{where}: seed {entry['seed']!r} not in {sorted(SEEDS)}")
+            if entry["seed"] not in known:
+                raise ValueError(f"{where}: seed {entry['seed']!r} not in {known}")
             if entry["status"] != "holds" and not str(entry.get("reality", "")).strip():
                 raise ValueError(f"{where}: status {entry['status']} needs a 'reality' line")
             if entry["id"] in seen:
@@ -79,10 +82,10 @@ class _ClaimsDirective(SphinxDirective):
     has_content = False
 
     def claims(self) -> list[Claim]:
-        folder = Path(self.env.srcdir) / "claims"
+        folder = Path(self.env.srcdir) / self.config.ptnotes_claims_dir
         for path in folder.glob("*.toml"):
             self.env.note_dependency(str(path))
-        return load_claims(folder)
+        return load_claims(folder, self.config.ptnotes_claim_seeds)
 
     def render(self, lines: list[str]) -> list[nodes.Node]:
         container = nodes.container()
@@ -134,6 +137,8 @@ class ClaimsErrata(_ClaimsDirective):
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("ptnotes_claims_dir", "claims", "env", types=[str])
+    app.add_config_value("ptnotes_claim_seeds", {}, "env", types=[dict])
     app.add_directive("claims-ledger", ClaimsLedger)
     app.add_directive("claims-errata", ClaimsErrata)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
