@@ -149,19 +149,19 @@ def sgd(model: nn.Module) -> torch.optim.Optimizer:
         (
             {"max_grad_norm": 0.0},
             ValueError,
-            "max_grad_norm to be a positive finite number, got 0.0",
+            "max_grad_norm to be a number > 0, got float 0.0",
         ),
-        ({"max_grad_norm": -1}, ValueError, "positive finite number, got -1"),
-        ({"max_grad_norm": math.inf}, ValueError, "positive finite number, got inf"),
-        ({"max_grad_norm": math.nan}, ValueError, "positive finite number, got nan"),
-        ({"max_grad_norm": "1"}, TypeError, "max_grad_norm to be a number or None, got str"),
+        ({"max_grad_norm": -1}, ValueError, "max_grad_norm to be a number > 0, got int -1"),
+        ({"max_grad_norm": math.inf}, ValueError, "a finite number, got float inf"),
+        ({"max_grad_norm": math.nan}, ValueError, "not NaN, got float nan"),
+        ({"max_grad_norm": "1"}, TypeError, "max_grad_norm to be an int or float, got str"),
         ({"model": lambda x: x}, TypeError, "model to be a torch.nn.Module, got function"),
         ({"optimizer": "sgd"}, TypeError, "optimizer to be a torch.optim.Optimizer, got str"),
         ({"loss_fn": "mse"}, TypeError, "loss_fn to be callable, got str"),
         (
             {"loss_fn": nn.MSELoss(reduction="none")},
             ValueError,
-            r"scalar \(0-dim\) tensor, got \(\d, 2\)",
+            r"scalar \(0-dim\) tensor .*, got shape \(\d, 2\)",
         ),
     ],
     ids=[
@@ -224,7 +224,7 @@ def test_train_step_rejects_batch_that_is_not_a_pair(batch: Any) -> None:
         (
             [(torch.zeros(0, 3), torch.zeros(0, 2))],
             ValueError,
-            r"micro_batches\[0\] holds no sample",
+            r"micro_batches\[0\] to be a batch with at least one sample",
         ),
         (
             [([1.0, 2.0], torch.zeros(2, 2))],

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 from torch import nn
+
+from ptnotes.validation import argument_error, check_callable, check_number, check_type
 
 __all__ = ["accumulate_step", "train_step"]
 
@@ -15,55 +16,63 @@ __all__ = ["accumulate_step", "train_step"]
 LossFn = Callable[[Any, Any], torch.Tensor]
 
 
-def _check_common(
-    function: str,
+def _common(
+    caller: Callable[..., Any],
     model: object,
     loss_fn: object,
     optimizer: object,
     max_grad_norm: object,
 ) -> None:
-    if not isinstance(model, nn.Module):
-        raise TypeError(
-            f"{function} expects model to be a torch.nn.Module, got {type(model).__name__}"
-        )
-    if not callable(loss_fn):
-        raise TypeError(f"{function} expects loss_fn to be callable, got {type(loss_fn).__name__}")
-    if not isinstance(optimizer, torch.optim.Optimizer):
-        raise TypeError(
-            f"{function} expects optimizer to be a torch.optim.Optimizer, "
-            f"got {type(optimizer).__name__}"
-        )
+    """Check the arguments both steps share, and that ``optimizer`` holds the model."""
+    model = check_type(caller, "model", model, nn.Module)
+    check_callable(caller, "loss_fn", loss_fn)
+    optimizer = check_type(caller, "optimizer", optimizer, torch.optim.Optimizer)
     if max_grad_norm is not None:
-        if not isinstance(max_grad_norm, int | float) or isinstance(max_grad_norm, bool):
-            raise TypeError(
-                f"{function} expects max_grad_norm to be a number or None, "
-                f"got {type(max_grad_norm).__name__}"
-            )
-        if not (max_grad_norm > 0 and math.isfinite(max_grad_norm)):
-            raise ValueError(
-                f"{function} expects max_grad_norm to be a positive finite number, "
-                f"got {max_grad_norm}"
-            )
+        check_number(caller, "max_grad_norm", max_grad_norm, positive=True)
+    held = {id(p) for group in optimizer.param_groups for p in group["params"]}
+    missing = [n for n, p in model.named_parameters() if p.requires_grad and id(p) not in held]
+    if missing:
+        shown = ", ".join(missing[:3]) + (
+            f", ... ({len(missing) - 3} more)" if len(missing) > 3 else ""
+        )
+        expected = "an optimizer over the model's trainable parameters"
+        got = f"one that does not hold {shown}"
+        raise argument_error(caller, "optimizer", optimizer, expected, got=got)
 
 
-def _split(function: str, batch: object, label: str) -> tuple[Any, Any]:
+def _split(caller: Callable[..., Any], batch: object, label: str) -> tuple[Any, Any]:
     if not isinstance(batch, tuple | list) or len(batch) != 2:
-        raise TypeError(
-            f"{function} expects {label} to be an (inputs, targets) pair, got {batch!r}"
+        expected = "an (inputs, targets) pair"
+        raise argument_error(caller, label, batch, expected, error=TypeError)
+    inputs, _ = batch
+    if isinstance(inputs, torch.Tensor) and inputs.ndim > 0 and inputs.shape[0] == 0:
+        raise argument_error(
+            caller, label, batch, "a batch with at least one sample", got="an empty batch"
         )
     return batch[0], batch[1]
 
 
 def _loss(
-    function: str, model: nn.Module, loss_fn: LossFn, inputs: Any, targets: Any
+    caller: Callable[..., Any], model: nn.Module, loss_fn: LossFn, inputs: Any, targets: Any
 ) -> torch.Tensor:
-    loss = loss_fn(model(inputs), targets)
+    output = model(inputs)
+    if isinstance(output, torch.Tensor) and isinstance(targets, torch.Tensor):
+        try:
+            shape = torch.broadcast_shapes(output.shape, targets.shape)
+        except RuntimeError:
+            shape = output.shape  # not broadcastable: class indices, say; loss_fn decides
+        if shape != output.shape:
+            expected = f"of a shape that matches the output {tuple(output.shape)}"
+            got = (
+                f"shape {tuple(targets.shape)}, which would broadcast to {tuple(shape)} "
+                "and give a wrong loss"
+            )
+            raise argument_error(caller, "targets", targets, expected, got=got)
+    loss = loss_fn(output, targets)
     if not isinstance(loss, torch.Tensor) or loss.ndim != 0:
-        shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__
-        raise ValueError(
-            f"{function} expects loss_fn to return a scalar (0-dim) tensor, got {shape}; "
-            "use a reduction such as 'mean'"
-        )
+        got = f"shape {tuple(loss.shape)}" if isinstance(loss, torch.Tensor) else None
+        expected = "a function returning a scalar (0-dim) tensor (use a reduction such as 'mean')"
+        raise argument_error(caller, "loss_fn", loss, expected, got=got)
     return loss
 
 
@@ -108,8 +117,11 @@ def train_step(
 
     Raises:
         TypeError: if an argument has the wrong type or ``batch`` is not a pair.
-        ValueError: if ``max_grad_norm`` is not positive and finite, or ``loss_fn``
-            does not return a scalar tensor.
+        ValueError: if ``max_grad_norm`` is not positive and finite, ``loss_fn``
+            does not return a scalar tensor, ``optimizer`` does not hold every
+            trainable parameter of ``model`` (the step would train nothing, or not all),
+            the batch holds no sample, or the targets' shape would broadcast against
+            the output's into a larger shape (``(N,)`` against ``(N, 1)``: a wrong loss).
 
     Examples:
         >>> import torch
@@ -126,11 +138,10 @@ def train_step(
         Parameter containing:
         tensor([[1.]], requires_grad=True)
     """
-    name = "train_step()"
-    _check_common(name, model, loss_fn, optimizer, max_grad_norm)
-    inputs, targets = _split(name, batch, "batch")
+    _common(train_step, model, loss_fn, optimizer, max_grad_norm)
+    inputs, targets = _split(train_step, batch, "batch")
     optimizer.zero_grad(set_to_none=True)
-    loss = _loss(name, model, loss_fn, inputs, targets)
+    loss = _loss(train_step, model, loss_fn, inputs, targets)
     loss.backward()  # type: ignore[no-untyped-call]  # unannotated in torch
     _clip_and_step(model, optimizer, max_grad_norm)
     return loss.item()
@@ -177,8 +188,9 @@ def accumulate_step(
             sequence (a generator cannot be counted in advance), or an ``inputs`` is
             not a tensor.
         ValueError: if ``micro_batches`` is empty, a micro-batch holds no sample,
-            ``max_grad_norm`` is not positive and finite, or ``loss_fn`` does not
-            return a scalar tensor.
+            ``max_grad_norm`` is not positive and finite, ``loss_fn`` does not
+            return a scalar tensor, ``optimizer`` does not hold every trainable
+            parameter of ``model``, or targets would broadcast against the output.
 
     Examples:
         >>> import torch
@@ -198,32 +210,30 @@ def accumulate_step(
         Parameter containing:
         tensor([[1.]], requires_grad=True)
     """
-    name = "accumulate_step()"
-    _check_common(name, model, loss_fn, optimizer, max_grad_norm)
+    me = accumulate_step
+    _common(me, model, loss_fn, optimizer, max_grad_norm)
     if not isinstance(micro_batches, Sequence) or isinstance(micro_batches, str | bytes):
-        raise TypeError(
-            f"{name} expects micro_batches to be a sequence (e.g. a list) of "
-            f"(inputs, targets) pairs, got {type(micro_batches).__name__}"
-        )
+        expected = "a sequence (e.g. a list) of (inputs, targets) pairs"
+        raise argument_error(me, "micro_batches", micro_batches, expected, error=TypeError)
     if not micro_batches:
-        raise ValueError(f"{name} expects at least one micro-batch, got none")
-    pairs = [_split(name, mb, f"micro_batches[{i}]") for i, mb in enumerate(micro_batches)]
+        raise argument_error(
+            me, "micro_batches", micro_batches, "at least one micro-batch", got="none"
+        )
+    pairs = [_split(me, mb, f"micro_batches[{i}]") for i, mb in enumerate(micro_batches)]
     counts = []
     for i, (inputs, _) in enumerate(pairs):
         if not isinstance(inputs, torch.Tensor) or inputs.ndim == 0:
-            raise TypeError(
-                f"{name} expects the inputs of micro_batches[{i}] to be a tensor with a "
-                f"batch dimension, got {type(inputs).__name__}"
+            expected = "a tensor with a batch dimension"
+            raise argument_error(
+                me, f"the inputs of micro_batches[{i}]", inputs, expected, error=TypeError
             )
-        if inputs.shape[0] == 0:
-            raise ValueError(f"{name}: micro_batches[{i}] holds no sample")
         counts.append(inputs.shape[0])
     total = sum(counts)
 
     optimizer.zero_grad(set_to_none=True)
     weighted_sum: torch.Tensor | None = None
     for (inputs, targets), count in zip(pairs, counts, strict=True):
-        loss = _loss(name, model, loss_fn, inputs, targets) * (count / total)
+        loss = _loss(me, model, loss_fn, inputs, targets) * (count / total)
         loss.backward()  # type: ignore[no-untyped-call]  # unannotated in torch
         part = loss.detach()
         weighted_sum = part if weighted_sum is None else weighted_sum + part
