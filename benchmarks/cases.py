@@ -1,31 +1,30 @@
 """The benchmarks of ptnotes: each function measures one comparison and returns its record.
 
 Every function takes ``quick`` (tiny sizes and two repeats, for the tests) and ``log`` (a
-progress callback) and returns a record made by :mod:`benchmarks.harness`. The registry
-:data:`CASES` lists them in the order ``benchmarks/run.py`` runs them.
+progress callback) and returns a record made by :mod:`ptnotes_dev.bench` (whose
+:data:`~ptnotes_dev.bench.GOALS` holds the goals), measured with :mod:`ptnotes_dev.measure`.
+The registry :data:`CASES` lists them in the order ``benchmarks/run.py`` runs them.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import statistics
-import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
-from ptnotes_dev.bench import (
-    Contender,
-    Timer,
-    result_record,
-    schedule,
-    skipped_record,
+from ptnotes_dev.bench import Contender, result_record, skipped_record
+from ptnotes_dev.measure import (
+    MEMORY_METHOD,
+    allocations,
+    measure_alternating,
+    timing,
+    timing_fields,
 )
 from torch import nn
 
@@ -46,91 +45,6 @@ def torch_environment() -> dict[str, Any]:
         "mkldnn": torch.backends.mkldnn.is_available(),
         "omp_num_threads_env": os.environ.get("OMP_NUM_THREADS"),
     }
-
-
-def timing(quick: bool, *, repeats: int, warmup: int, inner: int) -> Timer:
-    """A :class:`Timer` with the full settings, or 2 repeats of 1 call in quick mode."""
-    if quick:
-        return Timer(repeats=2, warmup=1, inner=1)
-    return Timer(repeats=repeats, warmup=warmup, inner=inner)
-
-
-def _timing_fields(timer: Timer) -> dict[str, int]:
-    return {"repeats": timer.repeats, "warmup": timer.warmup, "inner": timer.inner}
-
-
-# -- memory accounting -----------------------------------------------------------------------
-
-MEMORY_METHOD = (
-    "CPU allocator accounting: torch.profiler with profile_memory=True records every "
-    "allocation and free of the CPU allocator as a [memory] event; their running sum, in "
-    "time order and starting from 0 when the profiled region begins, gives the bytes "
-    "allocated within the region. Memory held before the region (inputs, parameters) is "
-    "not counted."
-)
-
-
-@contextlib.contextmanager
-def _quiet_stderr() -> Iterator[None]:
-    """Hide the profiler's start/stop chatter (written by C++ straight to fd 2)."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile(mode="w+b") as sink:
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            sink.seek(0)
-            noise = (b"USDT:", b"profiler_start", b"profiler_stop", b"Memory block of unknown")
-            for line in sink.read().splitlines():
-                if line.strip() and not any(n in line for n in noise):
-                    sys.stderr.write(line.decode(errors="replace") + "\n")
-
-
-@dataclass(frozen=True)
-class Allocation:
-    """Bytes allocated within a profiled region: at the peak, and still held at its end."""
-
-    peak: int
-    end: int
-
-
-def allocations(fn: Callable[[], object]) -> Allocation:
-    """Run ``fn`` under the profiler; what it returns stays alive until the region ends."""
-    from torch.profiler import ProfilerActivity, profile
-
-    gc.collect()
-    with (
-        _quiet_stderr(),
-        profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof,
-    ):
-        kept = fn()
-    del kept
-    events = [
-        e
-        for e in prof.profiler.kineto_results.events()
-        if e.name() == "[memory]" and str(e.device_type()).endswith("CPU")
-    ]
-    events.sort(key=lambda e: e.start_ns())
-    current = peak = 0
-    for event in events:
-        current += event.nbytes()
-        peak = max(peak, current)
-    return Allocation(peak=peak, end=current)
-
-
-def measure_alternating(
-    contenders: dict[str, Callable[[], int]], repeats: int, warmup: int
-) -> dict[str, list[float]]:
-    """Alternate deterministic measurements (bytes) like :class:`Timer` does for time."""
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
-    for round_, name in schedule(list(contenders), repeats, warmup):
-        value = contenders[name]()
-        if round_ >= 0:
-            samples[name].append(float(value))
-    return samples
 
 
 # -- a. Linear -------------------------------------------------------------------------------
@@ -167,10 +81,9 @@ def bench_linear(quick: bool, log: Log) -> Record:
         metric="time",
         samples=samples,
         ratio=("ptnotes.layers.Linear", "torch.nn.Linear"),
-        goal=("<=", 1.05),
         params={"batch": batch, "in_features": fan_in, "out_features": fan_out, "dtype": "float32"},
         method="Seconds per call of zero_grad + forward + backward, alternating the two layers.",
-        timing=_timing_fields(timer),
+        timing=timing_fields(timer),
     )
 
 
@@ -223,7 +136,6 @@ def bench_loader(quick: bool, log: Log) -> Record:
         metric="throughput",
         samples=throughput,
         ratio=("batched_loader", "DataLoader(batch_size=B)"),
-        goal=(">=", 5.0),
         params={
             "samples": samples_n,
             "features": features,
@@ -236,7 +148,7 @@ def bench_loader(quick: bool, log: Log) -> Record:
             "features, int64 labels), alternating ptnotes.data.batched_loader over a "
             "TensorBatchDataset with DataLoader(TensorDataset, batch_size=B, shuffle=True)."
         ),
-        timing=_timing_fields(timer),
+        timing=timing_fields(timer),
     )
 
 
@@ -273,7 +185,7 @@ def bench_sigmoid(quick: bool, log: Log) -> Record:
         ratio=("ptnotes.functions.sigmoid", "torch.sigmoid"),
         params={"numel": numel, "dtype": "float32"},
         method="Seconds per call of forward + backward, alternating the two functions.",
-        timing=_timing_fields(timer),
+        timing=timing_fields(timer),
     )
 
 
@@ -396,7 +308,7 @@ def bench_grad_modes(quick: bool, log: Log) -> list[Record]:
             "Seconds per forward of an MLP (Linear + GELU blocks) whose parameters require "
             "grad, alternating the three modes; the output is dropped after each call."
         ),
-        timing=_timing_fields(timer),
+        timing=timing_fields(timer),
     )
 
     def kept(mode: Callable[[], contextlib.AbstractContextManager[Any]]) -> Callable[[], int]:
@@ -478,7 +390,7 @@ def bench_compile(quick: bool, log: Log, backend: str = "inductor") -> Record:
             "call, compilation of forward and backward included."
         ),
         extra=[{"label": "Compile time (first call)", "value": compile_s, "unit": "s"}],
-        timing=_timing_fields(timer),
+        timing=timing_fields(timer),
     )
 
 
@@ -548,7 +460,7 @@ def bench_cudnn(quick: bool, log: Log) -> Record:
             "(synchronised), alternating the flag; the warm-up lets benchmark mode pick "
             "its algorithms first."
         ),
-        timing=_timing_fields(timer),
+        timing=timing_fields(timer),
     )
 
 

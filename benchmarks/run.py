@@ -116,7 +116,7 @@ def describe(record: Record) -> str:
     line = f"{record['id']}: {ratio['numerator']} / {ratio['denominator']} = {ratio['value']:.3f}"
     goal = record.get("goal")
     if goal is not None:
-        line += f" (goal {goal['op']} {goal['value']}: {'met' if goal['met'] else 'NOT MET'})"
+        line += f" ({harness.describe_goal(goal)})"
     return line
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 from ptnotes_dev import bench as harness
+from ptnotes_dev import measure
 from ptnotes_dev.sphinx import bench_tables as ptnotes_bench
 
 from benchmarks import build_cost, cases, run
@@ -133,7 +134,7 @@ def test_measure_alternating_follows_the_same_schedule() -> None:
     def contender(name: str, value: int) -> Callable[[], int]:
         return lambda: calls.append(name) or value  # type: ignore[func-returns-value]
 
-    samples = cases.measure_alternating({"X": contender("X", 1), "Y": contender("Y", 2)}, 2, 1)
+    samples = measure.measure_alternating({"X": contender("X", 1), "Y": contender("Y", 2)}, 2, 1)
     assert calls == ["X", "Y"] * 3
     assert samples == {"X": [1.0, 1.0], "Y": [2.0, 2.0]}
 
@@ -149,6 +150,72 @@ def test_result_record_holds_statistics_ratio_and_goal() -> None:
     a = record["contenders"][0]  # type: ignore[index]
     assert (a["name"], a["median"], a["samples"]) == ("A", 3.0, [2.0, 4.0, 3.0])
     assert harness.validate_record(record) == []
+
+
+def test_result_record_takes_its_goal_from_the_goal_table() -> None:
+    op, target = harness.GOALS["linear"]
+    record = harness.result_record(
+        "linear",
+        "Title",
+        metric="time",
+        samples={"A": [1.0], "B": [1.0]},
+        ratio=("A", "B"),
+        params={},
+        method="test",
+    )
+    assert record["goal"] == {"op": op, "value": target, "met": 1.0 <= target}
+
+
+def test_result_record_of_an_id_without_goal_has_none() -> None:
+    assert "t" not in harness.GOALS
+    assert _record()["goal"] is None
+
+
+@pytest.mark.parametrize("key", ["noop_over_clean", "zh_gallery_executed", "doctest"])
+def test_every_build_cost_measure_has_a_goal(key: str) -> None:
+    op, target = harness.GOALS[key]
+    assert harness.goal_record(target, (op, target))["met"]
+
+
+def test_describe_goal_says_whether_it_was_met() -> None:
+    assert harness.describe_goal(harness.goal_record(2.0, ("<=", 1.05))) == (
+        "goal <= 1.05: NOT MET"
+    )
+
+
+# -- torch-specific measuring ------------------------------------------------------------------
+
+
+def test_allocations_counts_a_kept_tensor_until_the_region_ends() -> None:
+    kept = measure.allocations(lambda: torch.empty(1024, dtype=torch.float32))
+    assert kept.end >= 4096
+    assert kept.peak >= kept.end
+    dropped = measure.allocations(lambda: torch.empty(1024).sum().item())
+    assert dropped.end < 4096 <= dropped.peak
+
+
+def test_allocations_keeps_the_profiler_chatter_off_stderr(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    measure.allocations(lambda: torch.ones(8) * 2)
+    err = capfd.readouterr().err
+    assert "profiler_start" not in err
+    assert "profiler_stop" not in err
+
+
+def test_quiet_stderr_passes_other_lines_on(capfd: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    with measure.quiet_stderr():
+        os.write(2, b"profiler_start\nsomething else\n")
+    assert capfd.readouterr().err == "something else\n"
+
+
+def test_timing_is_two_repeats_of_one_call_in_quick_mode() -> None:
+    timer = measure.timing(True, repeats=30, warmup=5, inner=10)
+    assert measure.timing_fields(timer) == {"repeats": 2, "warmup": 1, "inner": 1}
+    full = measure.timing(False, repeats=30, warmup=5, inner=10)
+    assert measure.timing_fields(full) == {"repeats": 30, "warmup": 5, "inner": 10}
 
 
 def test_result_record_of_throughput_prefers_higher_values() -> None:

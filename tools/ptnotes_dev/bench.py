@@ -11,7 +11,10 @@ Principles, so that a number on the site can be trusted:
 * A benchmark that cannot run here is recorded as *skipped*, with the reason; it never
   carries numbers.
 
-Nothing here depends on torch: the torch-specific helpers live in ``benchmarks/cases.py``.
+* Every goal is defined once, in :data:`GOALS`; a record carries its goal and whether it was
+  met, so the site reads goals from the results file only.
+
+Nothing here depends on torch: the torch-specific helpers live in :mod:`ptnotes_dev.measure`.
 """
 
 from __future__ import annotations
@@ -40,6 +43,17 @@ RECORD_FIELDS = ("id", "title", "status")
 RESULT_FIELDS = ("metric", "unit", "better", "params", "method", "contenders", "ratio")
 STATS_FIELDS = ("median", "q1", "q3", "iqr", "min", "max", "n")
 METRICS = {"time": "s", "throughput": "samples/s", "memory": "bytes"}
+
+#: The goals of the suite, written once: ``(operator, target)`` for a benchmark's ratio of
+#: medians (keyed by the record id, see ``benchmarks/cases.py``) or for a measure of
+#: ``benchmarks/build_cost.py``. A benchmark not listed has no goal.
+GOALS: dict[str, tuple[str, float]] = {
+    "linear": ("<=", 1.05),
+    "loader": (">=", 5.0),
+    "noop_over_clean": ("<=", 0.2),
+    "zh_gallery_executed": ("==", 0),
+    "doctest": ("<=", 1.5),
+}
 
 
 # -- statistics ------------------------------------------------------------------------------
@@ -90,6 +104,17 @@ def goal_met(value: float, op: str, target: float) -> bool:
     if op == "==":
         return value == target
     raise ValueError(f"goal_met(): unknown operator {op!r}; expected '<=', '>=' or '=='")
+
+
+def goal_record(value: float, goal: tuple[str, float]) -> dict[str, Any]:
+    """The ``goal`` field of a record: ``{"op", "value", "met"}`` for ``value`` against ``goal``."""
+    op, target = goal
+    return {"op": op, "value": target, "met": goal_met(value, op, target)}
+
+
+def describe_goal(goal: Mapping[str, Any]) -> str:
+    """``goal <= 1.05: met`` (or ``NOT MET``), for progress logs."""
+    return f"goal {goal['op']} {goal['value']}: {'met' if goal['met'] else 'NOT MET'}"
 
 
 # -- alternation -----------------------------------------------------------------------------
@@ -205,7 +230,8 @@ def result_record(
         ratio: ``(numerator, denominator)`` contender names; the ratio is of their medians.
         params: the sizes and settings, shown as code on the site.
         method: how the numbers were obtained, in a sentence or two.
-        goal: ``(op, target)`` for the ratio, e.g. ``("<=", 1.05)``, or ``None``.
+        goal: ``(op, target)`` for the ratio, e.g. ``("<=", 1.05)``; ``None`` (the default)
+            takes the goal of ``id`` from :data:`GOALS`, if it has one.
         extra: further measured values, each ``{"label", "value", "unit"}``.
         contender_extra: more fields per contender name.
         timing: the repeats, warm-up and inner loop of a timed benchmark.
@@ -237,9 +263,9 @@ def result_record(
     }
     if timing is not None:
         record["timing"] = dict(timing)
+    goal = goal if goal is not None else GOALS.get(id)
     if goal is not None:
-        op, target = goal
-        record["goal"] = {"op": op, "value": target, "met": goal_met(value, op, target)}
+        record["goal"] = goal_record(value, goal)
     return record
 
 

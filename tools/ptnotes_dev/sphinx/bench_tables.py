@@ -263,7 +263,7 @@ class BenchResults(SphinxDirective):
             for r in results["benchmarks"]
             if r["status"] == "ok" and r.get("goal") and not r["goal"]["met"]
         ]
-        unmet += [label for label, goal in _build_goals(results) if goal and not goal["met"]]
+        unmet += [label for label, goal, _, _ in _build_measures(results) if not goal["met"]]
         # One fixed sentence whatever the outcome, so that a new run adds no message.
         w.lines += [":::{warning}" if unmet else ":::{note}", "Goals not met in this run:", ""]
         w.lines += [f"- {title}" for title in unmet] or [f"- {w.datum('—')}"]
@@ -324,43 +324,15 @@ class BenchResults(SphinxDirective):
         if not cost:
             w.lines += ["Not measured in this run.", ""]
             return
-        rows = []
         sphinx = cost.get("sphinx", {})
-        if sphinx.get("status") == "ok":
-            for language, e in sphinx["editions"].items():
-                rows.append(
-                    [
-                        _noop_label(language),
-                        w.datum(format_ratio(e["ratio"])),
-                        w.datum(format_goal(e["goal"], "")),
-                        _met(w, e["goal"]),
-                        w.datum(f"{e['noop_s']:.1f} s / {e['clean_s']:.1f} s"),
-                    ]
-                )
-            zh = sphinx["zh_gallery_executed"]
-            rows.append(
-                [
-                    "Gallery scripts executed by the Chinese build",
-                    w.datum(str(zh["value"])),
-                    w.datum(format_goal(zh["goal"], "")),
-                    _met(w, zh["goal"]),
-                    w.datum(", ".join(zh["scripts"]) or "—"),
-                ]
-            )
-        else:
+        rows = [
+            [label, w.datum(value), w.datum(format_goal(goal, "")), _met(w, goal), w.datum(detail)]
+            for label, goal, value, detail in _build_measures(results)
+        ]
+        if sphinx.get("status") != "ok":
             dash = w.datum("—")
-            rows.append(["Site builds", dash, dash, dash, "not measured"])
+            rows.insert(0, ["Site builds", dash, dash, dash, "not measured"])
         d = cost.get("doctest")
-        if d:
-            rows.append(
-                [
-                    "Doctest session / plain execution of the same examples",
-                    w.datum(format_ratio(d["ratio"])),
-                    w.datum(format_goal(d["goal"], "")),
-                    _met(w, d["goal"]),
-                    w.datum(f"{d['doctest_s']['median']:.1f} s / {d['plain_s']['median']:.1f} s"),
-                ]
-            )
         w.table("Costs of the project", ["Measure", "Ratio", "Goal", "Goal met", "Times"], rows)
         items = [
             (
@@ -408,21 +380,42 @@ def _load(values: Sequence[float] | None) -> str:
     return ", ".join(f"{v:.2f}" for v in values) if values else "—"
 
 
-def _build_goals(results: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any] | None]]:
+def _build_measures(
+    results: Mapping[str, Any],
+) -> list[tuple[str, Mapping[str, Any], str, str]]:
+    """The measured build costs: ``(label, goal, value, detail)``, one per row of the table.
+
+    The one list behind both the build-cost table and the unmet goals, so that a measure's
+    label and goal are read in one place (the goals themselves come from the results file).
+    """
     cost = results.get("build_cost") or {}
-    goals: list[tuple[str, Mapping[str, Any] | None]] = []
+    measures: list[tuple[str, Mapping[str, Any], str, str]] = []
     sphinx = cost.get("sphinx", {})
     if sphinx.get("status") == "ok":
         for language, e in sphinx["editions"].items():
-            goals.append((_noop_label(language), e["goal"]))
-        goals.append(
-            ("Gallery scripts executed by the Chinese build", sphinx["zh_gallery_executed"]["goal"])
+            times = f"{e['noop_s']:.1f} s / {e['clean_s']:.1f} s"
+            measures.append((_noop_label(language), e["goal"], format_ratio(e["ratio"]), times))
+        zh = sphinx["zh_gallery_executed"]
+        measures.append(
+            (
+                "Gallery scripts executed by the Chinese build",
+                zh["goal"],
+                str(zh["value"]),
+                ", ".join(zh["scripts"]) or "—",
+            )
         )
-    if cost.get("doctest"):
-        goals.append(
-            ("Doctest session / plain execution of the same examples", cost["doctest"]["goal"])
+    d = cost.get("doctest")
+    if d:
+        times = f"{d['doctest_s']['median']:.1f} s / {d['plain_s']['median']:.1f} s"
+        measures.append(
+            (
+                "Doctest session / plain execution of the same examples",
+                d["goal"],
+                format_ratio(d["ratio"]),
+                times,
+            )
         )
-    return goals
+    return measures
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
