@@ -8,12 +8,19 @@ part of the outcome. DistributedSampler needs no process group when ``num_replic
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import math
 import multiprocessing
 import os
+import re
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,8 +31,8 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
-from ptnotes.ddp_example import make_dataset, make_model, single_process_step, train_step
-from ptnotes.distributed import WorkerError, run_parallel
+from ptnotes.ddp_example import ddp_step, make_dataset, make_model
+from ptnotes.distributed import WorkerError, find_free_port, run_parallel
 
 WORLD_SIZE = 2
 
@@ -71,7 +78,7 @@ def ddp_checks(rank: int, world_size: int) -> dict[str, Any]:
         "no_sync_grads": _grads(accumulated.module),
         "default_sampler": (default_sampler.rank, default_sampler.num_replicas),
         "default_sampler_indices": list(default_sampler),
-        "train_step": train_step(rank, world_size),
+        "train_step": ddp_step(rank, world_size),
     }
 
 
@@ -93,6 +100,56 @@ def takes_args(rank: int, world_size: int, scale: float) -> float:
     return scale * rank
 
 
+def ignore_sigterm_and_hang(rank: int, world_size: int, ready: str) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    Path(ready, str(rank)).touch()
+    threading.Event().wait()
+
+
+def start_a_child(rank: int, world_size: int, fail: bool) -> int:
+    """Start a long-lived child process and leave it running; return its pid."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    if fail:
+        raise RuntimeError(f"failing with child {child.pid} alive")
+    return child.pid
+
+
+def _socket_inodes(pid: int) -> set[str]:
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    return inodes
+
+
+def _address(hex_address: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    host = bytes.fromhex(hex_address.split(":")[0])
+    # /proc/net/tcp* print each 32-bit word of the address in host (little-endian) order
+    raw = b"".join(host[i : i + 4][::-1] for i in range(0, len(host), 4))
+    address = ipaddress.ip_address(raw)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def tcp_sockets(rank: int, world_size: int, caller_pid: int) -> list[tuple[str, str, str]]:
+    """(local, remote, state) of the TCP sockets of the caller and of every worker, mid-run."""
+    dist.barrier()  # every rank has joined: the store and the backend's pairs are open
+    pids = [None] * world_size
+    dist.all_gather_object(pids, os.getpid())
+    inodes = _socket_inodes(caller_pid).union(*(_socket_inodes(p) for p in pids))
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes:
+                found.append((str(_address(fields[1])), str(_address(fields[2])), fields[3]))
+    dist.barrier()
+    return found
+
+
 # -- fixtures -------------------------------------------------------------------------------------
 
 
@@ -104,7 +161,7 @@ def ddp_run() -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def reference_grads() -> dict[str, torch.Tensor]:
     """Gradients of the mean loss over the whole dataset, in one process, no DDP."""
-    return single_process_step().grads
+    return ddp_step(0, 1).grads
 
 
 # -- run_parallel ---------------------------------------------------------------------------------
@@ -144,6 +201,98 @@ def test_call_past_its_timeout_raises_timeout_error_and_leaves_no_process() -> N
     assert multiprocessing.active_children() == []
 
 
+LISTEN = "0A"
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux's /proc/net/tcp")
+def test_store_and_backend_use_the_loopback_interface_only() -> None:
+    sockets = [s for rank in run_parallel(tcp_sockets, WORLD_SIZE, os.getpid()) for s in rank]
+    listeners = [local for local, _, state in sockets if state == LISTEN]
+    assert listeners, "the store's listening socket was not found"
+    not_loopback = [
+        (local, remote)
+        for local, remote, state in sockets
+        if not ipaddress.ip_address(local).is_loopback
+        or (state != LISTEN and not ipaddress.ip_address(remote).is_loopback)
+    ]
+    assert not_loopback == []  # no listener on 0.0.0.0 or a public address, no traffic out
+
+
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie waiting for init to reap it (it no longer runs)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in ("Z", "X")
+
+
+def _wait_dead(pid: int, seconds: float = 5.0) -> bool:
+    end = time.monotonic() + seconds
+    while not _dead(pid):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_children_of_a_worker_do_not_outlive_the_call() -> None:
+    pids = run_parallel(start_a_child, 1, False)
+    assert _wait_dead(pids[0])
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_children_of_a_failing_worker_do_not_outlive_the_call() -> None:
+    with pytest.raises(WorkerError, match=r"failing with child (\d+) alive") as caught:
+        run_parallel(start_a_child, 1, True)
+    pid = int(re.search(r"failing with child (\d+) alive", str(caught.value)).group(1))
+    assert _wait_dead(pid)
+
+
+GRACE_S = 2.0  # run_parallel's documented grace, shared by all workers
+
+
+def test_workers_that_ignore_sigterm_are_stopped_together_within_timeout_plus_grace(
+    tmp_path: Path,
+) -> None:
+    """Stopped in parallel: timeout + one grace, not timeout + one grace per worker."""
+    world_size, timeout = 3, 6.0
+    start = time.monotonic()
+    with pytest.raises(TimeoutError):
+        run_parallel(ignore_sigterm_and_hang, world_size, str(tmp_path), timeout=timeout)
+    elapsed = time.monotonic() - start
+    # every worker was ignoring SIGTERM when it was stopped, so the grace was spent once
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0", "1", "2"]
+    assert timeout + GRACE_S - 0.5 < elapsed < timeout + GRACE_S + 1.5, elapsed
+    assert multiprocessing.active_children() == []
+
+
+def test_function_from_a_script_on_stdin_is_refused_before_starting_workers() -> None:
+    script = (
+        "from ptnotes.distributed import run_parallel\n"
+        "def f(rank, world_size):\n"
+        "    return rank\n"
+        "try:\n"
+        "    run_parallel(f, 1)\n"
+        "except TypeError as error:\n"
+        "    print(error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "run_parallel() expects fn to be defined in a module or a script file" in done.stdout
+    assert "<stdin>" in done.stdout
+
+
+def test_find_free_port_rejects_a_host_that_is_not_a_str() -> None:
+    with pytest.raises(
+        TypeError, match="find_free_port\\(\\) expects host to be a str, got NoneType"
+    ):
+        find_free_port(None)  # type: ignore[arg-type]
+
+
 def _local_function(rank: int, world_size: int) -> None:
     def nested(rank: int, world_size: int) -> None:
         pass
@@ -154,18 +303,32 @@ def _local_function(rank: int, world_size: int) -> None:
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
-        (lambda: run_parallel(rank_sum, 0), ValueError, "world_size must be at least 1, got 0"),
-        (lambda: run_parallel(rank_sum, -2), ValueError, "world_size must be at least 1"),
-        (lambda: run_parallel(rank_sum, 2.0), TypeError, "world_size must be an int, got float"),
-        (lambda: run_parallel(rank_sum, True), TypeError, "world_size must be an int, got bool"),
-        (lambda: run_parallel(42, 2), TypeError, "fn must be callable, got int"),
-        (lambda: run_parallel(lambda r, w: r, 2), TypeError, "fn must be picklable"),
-        (lambda: _local_function(0, 1), TypeError, "fn must be picklable.*nested"),
-        (lambda: run_parallel(takes_args, 2, lambda: 1), TypeError, "arguments for fn"),
-        (lambda: run_parallel(rank_sum, 2, timeout=0), ValueError, "timeout must be"),
-        (lambda: run_parallel(rank_sum, 2, timeout=math.inf), ValueError, "timeout must be"),
-        (lambda: run_parallel(rank_sum, 2, timeout="5"), TypeError, "timeout must be a number"),
-        (lambda: run_parallel(rank_sum, 2, backend="carrier-pigeon"), ValueError, "not available"),
+        (lambda: run_parallel(rank_sum, 0), ValueError, "world_size to be an int >= 1, got int 0"),
+        (lambda: run_parallel(rank_sum, -2), ValueError, "world_size to be an int >= 1"),
+        (lambda: run_parallel(rank_sum, 2.0), TypeError, "world_size to be an int, got float"),
+        (lambda: run_parallel(rank_sum, True), TypeError, "world_size to be an int, got bool"),
+        (lambda: run_parallel(42, 2), TypeError, "fn to be callable, got int"),
+        (lambda: run_parallel(lambda r, w: r, 2), TypeError, "fn to be picklable"),
+        (lambda: _local_function(0, 1), TypeError, "fn to be picklable.*nested"),
+        (lambda: run_parallel(takes_args, 2, lambda: 1), TypeError, "args to be picklable"),
+        (lambda: run_parallel(rank_sum, 2, timeout=0), ValueError, "timeout to be a number > 0"),
+        (lambda: run_parallel(rank_sum, 2, timeout=math.inf), ValueError, "timeout to be a finite"),
+        (
+            lambda: run_parallel(rank_sum, 2, timeout="5"),
+            TypeError,
+            "timeout to be an int or float",
+        ),
+        (
+            lambda: run_parallel(rank_sum, 2, backend="carrier-pigeon"),
+            ValueError,
+            "backend to be a backend available",
+        ),
+        (
+            lambda: run_parallel(rank_sum, 2, timeout=math.nan),
+            ValueError,
+            "timeout to be a number, not NaN",
+        ),
+        (lambda: run_parallel(rank_sum, 2, backend=None), TypeError, "backend to be a str"),
     ],
     ids=[
         "world_size-0",
@@ -180,6 +343,8 @@ def _local_function(rank: int, world_size: int) -> None:
         "timeout-inf",
         "timeout-str",
         "backend-unknown",
+        "timeout-nan",
+        "backend-not-str",
     ],
 )
 def test_bad_input_is_rejected_before_any_process_starts(
@@ -230,7 +395,7 @@ def test_no_sync_accumulation_then_synced_step_equals_big_batch_gradient(
 
 
 def test_train_step_matches_the_single_process_step(ddp_run: list[dict[str, Any]]) -> None:
-    reference = single_process_step()
+    reference = ddp_step(0, 1)
     for result in (r["train_step"] for r in ddp_run):
         assert result.grads_equal_across_ranks
         assert result.loss == pytest.approx(reference.loss)
@@ -239,9 +404,9 @@ def test_train_step_matches_the_single_process_step(ddp_run: list[dict[str, Any]
         torch.testing.assert_close(result.weight_after_step, reference.weight_after_step)
 
 
-def test_train_step_needs_a_process_group() -> None:
-    with pytest.raises(RuntimeError, match="needs an initialised process group"):
-        train_step(0, 1)
+def test_ddp_step_without_a_process_group_needs_world_size_one() -> None:
+    with pytest.raises(ValueError, match=r"the process group's rank and world size, \(0, 1\)"):
+        ddp_step(0, 2)
 
 
 # -- DistributedSampler ---------------------------------------------------------------------------

@@ -11,9 +11,10 @@ averages the gradients during ``backward()``. Rank 0 prints one line: the loss,
 whether every rank holds the same gradients, and whether they equal the gradients of
 one process on the whole dataset.
 
-The same step runs under :func:`ptnotes.distributed.run_parallel`::
+The step itself is :func:`ptnotes.training.train_step`; :func:`ddp_step` only sets it up,
+and runs under :func:`ptnotes.distributed.run_parallel` too::
 
-    run_parallel(train_step, 2)  # a list of two StepResult, one per rank
+    run_parallel(ddp_step, 2)  # a list of two StepResult, one per rank
 """
 
 from __future__ import annotations
@@ -28,14 +29,10 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
-__all__ = [
-    "StepResult",
-    "main",
-    "make_dataset",
-    "make_model",
-    "single_process_step",
-    "train_step",
-]
+from ptnotes.training import train_step
+from ptnotes.validation import argument_error, check_int
+
+__all__ = ["StepResult", "ddp_step", "main", "make_dataset", "make_model"]
 
 DATASET_SIZE = 16
 FEATURES = 4
@@ -47,13 +44,13 @@ class StepResult:
     """What one process saw during one training step.
 
     Attributes:
-        rank: the process's rank (0 for :func:`single_process_step`).
+        rank: the process's rank (0 for the single-process reference).
         world_size: the number of processes.
         indices: the dataset indices this process trained on.
         loss: the mean loss over the whole dataset (averaged across processes).
         grads: parameter name to gradient, after ``backward()``.
         grads_equal_across_ranks: whether every rank holds exactly the same gradients.
-        weight_after_step: the weight after one SGD step.
+        weight_after_step: the weight after one SGD step (``lr=0.1``).
     """
 
     rank: int
@@ -74,8 +71,8 @@ def make_dataset(size: int = DATASET_SIZE, features: int = FEATURES) -> TensorDa
         >>> x.shape, y.shape, x.dtype
         (torch.Size([16, 4]), torch.Size([16, 1]), torch.float64)
     """
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise ValueError(f"size must be a positive int, got {size!r}")
+    check_int(make_dataset, "size", size, minimum=1)
+    check_int(make_dataset, "features", features, minimum=1)
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(size, features, generator=generator, dtype=torch.float64, device="cpu")
     true_weight = torch.arange(1.0, features + 1, dtype=torch.float64, device="cpu")
@@ -94,6 +91,7 @@ def make_model(features: int = FEATURES) -> nn.Linear:
         >>> make_model()
         Linear(in_features=4, out_features=1, bias=True)
     """
+    check_int(make_model, "features", features, minimum=1)
     model = nn.Linear(features, 1, dtype=torch.float64, device="cpu")
     generator = torch.Generator().manual_seed(1)
     with torch.no_grad():
@@ -104,60 +102,23 @@ def make_model(features: int = FEATURES) -> nn.Linear:
     return model
 
 
-def _sgd_step(model: nn.Module) -> torch.Tensor:
-    """Plain SGD, written out; return the weight after the step.
-
-    ``torch.optim.SGD(model.parameters(), lr=LEARNING_RATE).step()`` computes the same
-    update. Its first call imports the compiler stack (``torch._dynamo``), seconds of
-    start-up for one step of a 5-parameter model in a process that has no other use
-    for it, such as :func:`single_process_step` (DDP imports it anyway).
-    """
-    with torch.no_grad():
-        for parameter in model.parameters():
-            if parameter.grad is not None:
-                parameter.sub_(LEARNING_RATE * parameter.grad)
-    weight: torch.Tensor = next(model.parameters()).detach().clone()
-    return weight
-
-
-def single_process_step() -> StepResult:
-    """The reference: one step of the same model on the whole dataset, in one process.
-
-    Examples:
-        >>> from ptnotes.ddp_example import single_process_step
-        >>> result = single_process_step()
-        >>> result.indices == list(range(16)), sorted(result.grads)
-        (True, ['bias', 'weight'])
-    """
-    model = make_model()
-    x, y = make_dataset()[:]
-    loss = F.mse_loss(model(x), y)
-    loss.backward()  # type: ignore[no-untyped-call]  # unannotated in torch
-    grads = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
-    return StepResult(
-        rank=0,
-        world_size=1,
-        indices=list(range(len(x))),
-        loss=loss.item(),
-        grads=grads,
-        grads_equal_across_ranks=True,
-        weight_after_step=_sgd_step(model),
-    )
-
-
 def _equal_on_all_ranks(tensor: torch.Tensor, world_size: int) -> bool:
     gathered = [torch.empty_like(tensor) for _ in range(world_size)]
     dist.all_gather(gathered, tensor)
     return all(torch.equal(other, gathered[0]) for other in gathered)
 
 
-def train_step(rank: int, world_size: int) -> StepResult:
-    """One DDP training step of :func:`make_model` on this rank's share of the data.
+def ddp_step(rank: int, world_size: int) -> StepResult:
+    """One SGD step of :func:`make_model` on this rank's share of :func:`make_dataset`.
 
-    Call it in every process of an initialised process group (``torchrun`` and
-    :func:`ptnotes.distributed.run_parallel` both provide one). The dataset size must
-    be a multiple of ``world_size`` (16 samples: 1, 2, 4, 8 or 16 processes), so that
-    every rank's mean loss weighs its samples like the full-batch mean.
+    The step itself is :func:`ptnotes.training.train_step`; this function only sets it
+    up. In an initialised process group (``torchrun``,
+    :func:`ptnotes.distributed.run_parallel`) the model is wrapped in
+    ``DistributedDataParallel`` and each rank trains on its
+    :class:`~torch.utils.data.DistributedSampler` share; without one, ``ddp_step(0, 1)``
+    is the single-process reference on the whole dataset. The dataset size must be a
+    multiple of ``world_size`` (16 samples: 1, 2, 4, 8 or 16 processes), so that every
+    rank's mean loss weighs its samples like the full-batch mean.
 
     Args:
         rank: this process's rank, as :func:`torch.distributed.get_rank` reports it.
@@ -167,43 +128,49 @@ def train_step(rank: int, world_size: int) -> StepResult:
         This rank's :class:`StepResult`.
 
     Raises:
-        RuntimeError: if no process group is initialised, or ``rank``/``world_size``
-            disagree with it.
-        ValueError: if the dataset does not split evenly across ``world_size`` ranks.
+        TypeError: if ``rank`` or ``world_size`` is not an int.
+        ValueError: if ``rank``/``world_size`` disagree with the process group (or,
+            without one, are not ``0, 1``), or the dataset does not split evenly.
+
+    Examples:
+        >>> from ptnotes.ddp_example import ddp_step
+        >>> result = ddp_step(0, 1)  # no process group: the single-process reference
+        >>> result.indices == list(range(16)), sorted(result.grads), round(result.loss, 4)
+        (True, ['bias', 'weight'], 38.2168)
     """
-    if not dist.is_initialized():
-        raise RuntimeError("train_step() needs an initialised process group")
-    if (rank, world_size) != (dist.get_rank(), dist.get_world_size()):
-        raise RuntimeError(
-            f"rank={rank}, world_size={world_size} disagree with the process group "
-            f"({dist.get_rank()}, {dist.get_world_size()})"
-        )
+    check_int(ddp_step, "world_size", world_size, minimum=1)
+    check_int(ddp_step, "rank", rank, minimum=0, maximum=world_size - 1)
+    group = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
+    if (rank, world_size) != group:
+        expected = f"the process group's rank and world size, {group}"
+        raise argument_error(ddp_step, "(rank, world_size)", (rank, world_size), expected)
     dataset = make_dataset()
     if len(dataset) % world_size:
-        raise ValueError(f"{len(dataset)} samples do not split evenly across {world_size} ranks")
+        expected = f"a divisor of the dataset size, {len(dataset)}"
+        raise argument_error(ddp_step, "world_size", world_size, expected)
     sampler: DistributedSampler[int] = DistributedSampler(
         dataset, num_replicas=world_size, rank=rank, shuffle=False
     )
     loader = DataLoader(dataset, batch_size=len(dataset) // world_size, sampler=sampler)
-    x, y = next(iter(loader))
-    model = DistributedDataParallel(make_model())  # CPU: no device_ids
-    loss = F.mse_loss(model(x), y)
-    # all-reduce: every rank ends with the average of the ranks' gradients
-    loss.backward()  # type: ignore[no-untyped-call]  # unannotated in torch
-    grads = {
-        name: p.grad.clone() for name, p in model.module.named_parameters() if p.grad is not None
-    }
-    equal = all(_equal_on_all_ranks(grad, world_size) for grad in grads.values())
-    mean_loss = loss.detach().clone()
-    dist.all_reduce(mean_loss)
+    batch = next(iter(loader))
+    plain = make_model()
+    # CPU: no device_ids. DDP all-reduces the gradients during backward().
+    model = DistributedDataParallel(plain) if dist.is_initialized() else plain
+    optimizer = torch.optim.SGD(model.parameters(), lr=LEARNING_RATE)
+    loss = torch.tensor(train_step(model, batch, F.mse_loss, optimizer), dtype=torch.float64)
+    grads = {n: p.grad.clone() for n, p in plain.named_parameters() if p.grad is not None}
+    equal = True
+    if dist.is_initialized():
+        equal = all(_equal_on_all_ranks(grad, world_size) for grad in grads.values())
+        dist.all_reduce(loss)
     return StepResult(
         rank=rank,
         world_size=world_size,
         indices=list(sampler),
-        loss=mean_loss.item() / world_size,
+        loss=loss.item() / world_size,
         grads=grads,
         grads_equal_across_ranks=equal,
-        weight_after_step=_sgd_step(model.module),
+        weight_after_step=plain.weight.detach().clone(),
     )
 
 
@@ -211,16 +178,16 @@ def main() -> int:
     """Entry point for ``torchrun -m ptnotes.ddp_example``; returns the exit status.
 
     Joins the process group described by ``torchrun``'s environment variables (gloo),
-    runs :func:`train_step`, and on rank 0 prints the result: this is a script, and
+    runs :func:`ddp_step`, and on rank 0 prints the result: this is a script, and
     its output is the point. Exits with 1 if the gradients differ across ranks or from
     the single-process reference.
     """
     dist.init_process_group("gloo")
     try:
-        result = train_step(dist.get_rank(), dist.get_world_size())
+        result = ddp_step(dist.get_rank(), dist.get_world_size())
     finally:
         dist.destroy_process_group()
-    reference = single_process_step()
+    reference = ddp_step(0, 1)
     matches = all(torch.allclose(result.grads[n], g) for n, g in reference.grads.items())
     if result.rank == 0:
         print(

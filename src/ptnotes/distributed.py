@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import math
+import contextlib
 import os
 import pickle
+import signal
 import socket
 import sys
 import time
@@ -17,13 +18,19 @@ from typing import TYPE_CHECKING, Any
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from ptnotes.validation import argument_error, check_callable, check_int, check_number, check_type
+
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
 __all__ = ["WorkerError", "find_free_port", "run_parallel"]
 
-#: Seconds a worker gets to exit by itself (after its result arrived, or after SIGTERM).
-_GRACE_S = 5.0
+#: Seconds the workers get, all together, to exit by themselves (after their results
+#: arrived, or after SIGTERM) before they and their process groups are killed.
+_GRACE_S = 2.0
+
+#: The only interface the store and the backends use.
+_LOOPBACK = "127.0.0.1"
 
 
 class WorkerError(RuntimeError):
@@ -54,11 +61,15 @@ def find_free_port(host: str = "127.0.0.1") -> int:
     its use; on one machine, within the fraction of a second :func:`run_parallel`
     needs, that does not happen in practice.
 
+    Raises:
+        TypeError: if ``host`` is not a str.
+
     Examples:
         >>> from ptnotes.distributed import find_free_port
         >>> 0 < find_free_port() < 65536
         True
     """
+    check_type(find_free_port, "host", host, str)
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         port: int = sock.getsockname()[1]
@@ -77,10 +88,13 @@ def run_parallel(
     Each worker is a new Python process that joins a process group before ``fn`` runs and
     always leaves it after (:func:`torch.distributed.destroy_process_group`), so ``fn`` can
     use collectives such as :func:`torch.distributed.all_reduce` or wrap a model in
-    ``DistributedDataParallel``. The group meets on ``127.0.0.1`` at a port chosen at call
-    time (:func:`find_free_port`), and the workers see the environment variables
-    ``torchrun`` sets (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``,
-    ``MASTER_ADDR``, ``MASTER_PORT``).
+    ``DistributedDataParallel``. The group meets at a rendezvous store that the calling
+    process serves for the duration of the call on ``127.0.0.1`` only (a socket bound to
+    the loopback interface, at a port the system picks), and the backends' own
+    connections are kept on the loopback interface too (``GLOO_SOCKET_IFNAME`` and
+    ``NCCL_SOCKET_IFNAME``): nothing listens on, or talks to, the network. The workers
+    see the environment variables ``torchrun`` sets (``RANK``, ``LOCAL_RANK``,
+    ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``).
 
     Workers are started with the *forkserver* start method where the platform has it
     (Linux, macOS), with ``torch`` preloaded in the server: each worker is forked from a
@@ -93,12 +107,18 @@ def run_parallel(
     :class:`WorkerError` is raised (it does not wait for the survivors to time out in a
     collective); a call that takes longer than ``timeout`` seconds in all is stopped
     with :class:`TimeoutError`. ``timeout`` is also the process group's timeout for
-    each collective.
+    each collective. Each worker leads its own process group (``setpgid``), and the
+    whole group is killed when the worker is done, so processes a worker started do
+    not outlive the call (except one that left the group on purpose, with
+    ``setsid``). Workers are stopped all at once (SIGTERM, then SIGKILL after a grace
+    of 2 s shared by all), so a hung call returns after about ``timeout + 2`` seconds
+    whatever ``world_size`` is.
 
     Args:
         fn: a function importable by name (defined at the top level of a module, not a
-            lambda, a nested function, nor a function typed at the interactive prompt):
-            a new process finds it by importing its module. Its return value must
+            lambda, a nested function, nor a function typed at the interactive prompt
+            or in a script read from standard input, ``python -``): a new process
+            finds it by importing its module. Its return value must
             be picklable.
         world_size: the number of processes, at least 1.
         *args: extra positional arguments for ``fn``, picklable.
@@ -146,11 +166,24 @@ def run_parallel(
     """
     payload = _validate(fn, world_size, args, backend, timeout)
     deadline = time.monotonic() + timeout
-    port = find_free_port()
-    context = _start_context()
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     processes: list[BaseProcess] = []
     readers: dict[Connection, int] = {}
     try:
+        listener.bind((_LOOPBACK, 0))
+        listener.listen()
+        port: int = listener.getsockname()[1]
+        store = dist.TCPStore(  # served by this process, on the loopback socket only
+            _LOOPBACK,
+            port,
+            world_size,
+            is_master=True,
+            timeout=timedelta(seconds=timeout),
+            wait_for_workers=False,
+            master_listen_fd=listener.fileno(),
+        )
+        listener.detach()  # the store owns the socket now, and closes it
+        context = _start_context()
         for rank in range(world_size):
             reader, writer = context.Pipe(duplex=False)
             readers[reader] = rank
@@ -162,52 +195,63 @@ def run_parallel(
             process.start()
             writer.close()  # the worker holds the only writer: its exit means EOF here
             processes.append(process)
-        return _collect(readers, processes, deadline, timeout)
+        results = _collect(readers, processes, deadline, timeout)
+        del store
+        return results
     finally:
         _stop(processes)
         for reader in readers:
             reader.close()
+        listener.close()
 
 
 def _validate(
     fn: object, world_size: object, args: tuple[Any, ...], backend: object, timeout: object
 ) -> bytes:
     """Check the arguments of :func:`run_parallel`; return ``(fn, args)`` pickled."""
-    if isinstance(world_size, bool) or not isinstance(world_size, int):
-        raise TypeError(f"world_size must be an int, got {type(world_size).__name__}")
-    if world_size < 1:
-        raise ValueError(f"world_size must be at least 1, got {world_size}")
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(f"timeout must be a number of seconds, got {type(timeout).__name__}")
-    if not (math.isfinite(timeout) and timeout > 0):
-        raise ValueError(f"timeout must be a finite number of seconds > 0, got {timeout}")
-    if not isinstance(backend, str):
-        raise TypeError(f"backend must be a str, got {type(backend).__name__}")
+    me = run_parallel
+    check_int(me, "world_size", world_size, minimum=1)
+    check_number(me, "timeout", timeout, positive=True)
+    check_type(me, "backend", backend, str)
     if not dist.is_available():
-        raise RuntimeError("this build of torch has no torch.distributed support")
+        raise RuntimeError(
+            "run_parallel() needs torch.distributed, which this build of torch lacks"
+        )
     if not dist.is_backend_available(backend):
-        raise ValueError(f"backend {backend!r} is not available in this build of torch")
-    if not callable(fn):
-        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+        raise argument_error(me, "backend", backend, "a backend available in this build of torch")
+    check_callable(me, "fn", fn)
     name = getattr(fn, "__qualname__", repr(fn))
     try:
         pickle.dumps(fn)
     except (pickle.PicklingError, AttributeError, TypeError) as error:
-        raise TypeError(
-            f"fn must be picklable by reference, i.e. defined at the top level of an "
-            f"importable module; {name!r} is not ({error})"
-        ) from error
+        expected = "picklable by reference, i.e. defined at the top level of an importable module"
+        got = f"{name!r} ({error})"
+        raise argument_error(me, "fn", fn, expected, error=TypeError, got=got) from error
     main = sys.modules.get("__main__")
-    if getattr(fn, "__module__", None) == "__main__" and not hasattr(main, "__file__"):
-        raise TypeError(
-            f"fn {name!r} was defined at the interactive prompt, where new processes "
-            "cannot import it: define it in a module"
-        )
+    main_file = getattr(main, "__file__", None)
+    if getattr(fn, "__module__", None) == "__main__" and not (
+        isinstance(main_file, str) and os.path.isfile(main_file)
+    ):
+        where = "the interactive prompt" if main_file is None else f"{main_file} (python -)"
+        expected = "defined in a module or a script file, which new processes can import"
+        got = f"{name!r}, defined at {where}"
+        raise argument_error(me, "fn", fn, expected, error=TypeError, got=got)
     try:
         pickle.dumps(args)
     except Exception as error:
-        raise TypeError(f"the arguments for fn must be picklable: {error}") from error
+        raise argument_error(
+            me, "args", args, "picklable", error=TypeError, got=f"{error}"
+        ) from error
     return pickle.dumps((fn, args))
+
+
+def _loopback_interface() -> str | None:
+    """The name of the loopback interface (``lo`` on Linux, ``lo0`` on macOS), if found."""
+    try:
+        names = [name for _, name in socket.if_nameindex()]
+    except OSError:
+        return None
+    return next((n for n in names if n in ("lo", "lo0")), None)
 
 
 def _start_context() -> Any:
@@ -229,20 +273,27 @@ def _worker(
     conn: Connection,
 ) -> None:
     """Body of one worker process: join the group, call ``fn``, send the outcome, leave."""
+    os.setpgid(0, 0)  # lead a process group: whatever this worker starts can be killed with it
     os.environ.update(
         RANK=str(rank),
         LOCAL_RANK=str(rank),
         WORLD_SIZE=str(world_size),
         LOCAL_WORLD_SIZE=str(world_size),
-        MASTER_ADDR="127.0.0.1",
+        MASTER_ADDR=_LOOPBACK,
         MASTER_PORT=str(port),
     )
+    interface = _loopback_interface()
+    if interface is not None:
+        os.environ.update(GLOO_SOCKET_IFNAME=interface, NCCL_SOCKET_IFNAME=interface)
     try:
         try:
             fn, args = pickle.loads(payload)
+            store = dist.TCPStore(
+                _LOOPBACK, port, world_size, is_master=False, timeout=timedelta(seconds=timeout)
+            )
             dist.init_process_group(
                 backend,
-                init_method="env://",
+                store=store,
                 rank=rank,
                 world_size=world_size,
                 timeout=timedelta(seconds=timeout),
@@ -280,7 +331,7 @@ def _collect(
                 ok, value = pickle.loads(conn.recv_bytes())
             except EOFError:
                 process = processes[rank]
-                process.join(_GRACE_S)
+                process.join(max(0.0, min(_GRACE_S, deadline - time.monotonic())))
                 raise WorkerError(
                     rank,
                     f"the process exited with code {process.exitcode} before sending a result",
@@ -292,19 +343,38 @@ def _collect(
             if not ok:
                 raise WorkerError(rank, value)
             results[rank] = value
+    leave = time.monotonic() + _GRACE_S  # one grace for all: they leave in parallel
     for process in processes:  # each sent its result; let it leave the group and exit
-        process.join(max(0.0, min(_GRACE_S, deadline - time.monotonic())))
+        process.join(max(0.0, min(leave, deadline) - time.monotonic()))
     return [results[rank] for rank in range(len(processes))]
 
 
+def _kill_group(process: BaseProcess, sig: int) -> None:
+    """Send ``sig`` to the process group the worker leads (itself and what it started)."""
+    if process.pid is None:
+        return
+    # ProcessLookupError: the group is empty, or the worker had not made it yet
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, sig)
+
+
 def _stop(processes: list[BaseProcess]) -> None:
-    """Terminate (then kill) every worker still alive, and reap them all."""
+    """Stop every worker and its process group, in parallel; reap the workers.
+
+    SIGTERM goes to every worker still alive at once; they share one grace period,
+    then whatever is left, and every process the workers started, gets SIGKILL.
+    """
     for process in processes:
         if process.is_alive():
             process.terminate()
+            _kill_group(process, signal.SIGTERM)
+    end = time.monotonic() + _GRACE_S
     for process in processes:
-        process.join(_GRACE_S)
+        process.join(max(0.0, end - time.monotonic()))
+    for process in processes:
         if process.is_alive():
             process.kill()
-            process.join()
+        _kill_group(process, signal.SIGKILL)  # the worker's children, even if it exited
+    for process in processes:
+        process.join()
         process.close()
