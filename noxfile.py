@@ -133,6 +133,19 @@ def doctest_cuda(session: nox.Session) -> None:
     )
 
 
+@nox.session(default=False)
+def matrix(session: nox.Session) -> None:
+    """Every example on every torch minor release of the supported range (cached).
+
+    Keeps one environment per release under .nox/matrix/ (the registry's builds, ~3 GB
+    each), runs only the pages whose examples have no result for a release yet, runs the unit
+    tests on the lowest and newest release, and writes docs/_data/matrix.json. Arguments go
+    to ``python -m ptnotes_dev.matrix run`` (e.g. ``-- --release 2.4.1``).
+    """
+    install(session, "test")
+    session.run("python", "-m", "ptnotes_dev.matrix", "run", *session.posargs)
+
+
 def sphinx_build(session: nox.Session, language: str, *extra: str) -> None:
     session.run(
         "sphinx-build",

@@ -1,0 +1,403 @@
+"""The torch release matrix: every example of the pages, docstrings and README on every release.
+
+``nox -s matrix`` runs this module. For each release (the newest patch of every minor release
+from the supported lower bound to the newest in the registry) it keeps a virtual environment
+under ``.nox/matrix/torch-<release>``, runs the examples with pytest and this package's
+recorder (``--record-results``), and merges the outcome into ``docs/_data/matrix.json``:
+
+* per example, keyed by a hash of its source (the file, the example's code and expected
+  output, and its ordinal among identical examples of the file): passed, failed (with what it
+  printed) or skipped (with why), per release;
+* per run: the torch build, CUDA build, device, CPU, Python and date.
+
+Results are cached by (example hash, release): a page is executed on a release only when one
+of its examples has no result there, so editing one page re-runs only that page. The unit
+tests run on the lowest and the newest release (their outcome is recorded per run).
+``nox -s doctest_cuda -- --record-results FILE`` writes the same format for the CUDA column.
+
+Usage::
+
+    python -m ptnotes_dev.matrix run [--release 2.4.1 ...] [--jobs N]
+    python -m ptnotes_dev.matrix plan --release 2.4.1
+    python -m ptnotes_dev.matrix merge RESULTS.json
+    python -m ptnotes_dev.matrix releases
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ptnotes_dev.settings import Settings, load
+
+__all__ = [
+    "DATA_FILE",
+    "Example",
+    "column",
+    "current_examples",
+    "example_key",
+    "load_data",
+    "merge",
+    "newest_patches",
+    "pages_to_run",
+    "save_data",
+]
+
+SCHEMA = 1
+DATA_FILE = Path("docs") / "_data" / "matrix.json"
+ENVS = Path(".nox") / "matrix"
+#: How much of a failed example's report is kept.
+OUTPUT_LIMIT = 3000
+
+
+@dataclass(frozen=True)
+class Example:
+    """One example of a document, as the matrix knows it."""
+
+    key: str
+    doc: str
+    line: int
+
+
+def example_key(doc: str, source: str, ordinal: int) -> str:
+    """A stable id for an example: its file, its text and its ordinal among identical ones."""
+    digest = hashlib.sha256(f"{doc}\0{source}\0{ordinal}".encode()).hexdigest()
+    return digest[:16]
+
+
+def example_text(parsed: Any) -> str:
+    """The code and expected output of a Sybil example (a doctest example or a code block)."""
+    source = getattr(parsed, "source", None)
+    if source is None:
+        return str(parsed)
+    return f"{source}\0{getattr(parsed, 'want', '')}"
+
+
+class KeyCounter:
+    """Assigns keys to the examples of documents in order, numbering identical ones."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[str, str], int] = {}
+
+    def key(self, doc: str, text: str) -> str:
+        ordinal = self.seen.get((doc, text), 0)
+        self.seen[doc, text] = ordinal + 1
+        return example_key(doc, text, ordinal)
+
+
+def current_examples(settings: Settings | None = None) -> list[Example]:
+    """Every example the doctest sessions collect today, in file order."""
+    from ptnotes_dev.doctesting import sybils
+
+    settings = settings or load()
+    root = settings.root
+    counter = KeyCounter()
+    found: list[Example] = []
+    for sybil in sybils(root, "cpu"):
+        folder = Path(sybil.path)
+        for path in sorted(folder.rglob("*")):
+            if not path.is_file() or not sybil.should_parse(path):
+                continue
+            doc = path.relative_to(root).as_posix()
+            for example in sybil.parse(path).examples():
+                key = counter.key(doc, example_text(example.parsed))
+                found.append(Example(key, doc, example.line))
+    return found
+
+
+def column(release: str, device: str = "cpu") -> str:
+    """The matrix column of a run: the release, with ``+cuda`` for CUDA runs."""
+    return release if device == "cpu" else f"{release}+{device}"
+
+
+# -- the data file ----------------------------------------------------------------------------
+
+
+def load_data(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {"schema": SCHEMA, "runs": {}, "examples": {}}
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("schema") != SCHEMA:
+        raise ValueError(f"{path}: schema {data.get('schema')!r}, expected {SCHEMA}")
+    return data
+
+
+def save_data(path: Path, data: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def merge(
+    data: dict[str, Any], recorded: Mapping[str, Any], examples: Sequence[Example]
+) -> dict[str, Any]:
+    """``data`` with one recorded run added; examples that no longer exist are dropped."""
+    run = recorded["run"]
+    name = column(run["release"], run["device"])
+    data["runs"][name] = {**data["runs"].get(name, {}), **run}
+    table: dict[str, Any] = data["examples"]
+    for key, result in recorded["results"].items():
+        entry = table.setdefault(key, {"doc": result["doc"], "line": result["line"]})
+        entry["doc"], entry["line"] = result["doc"], result["line"]
+        outcome = {k: v for k, v in result.items() if k in ("outcome", "output", "reason")}
+        entry.setdefault("results", {})[name] = outcome
+    live = {example.key: example for example in examples}
+    data["examples"] = {
+        key: {**entry, "line": live[key].line} for key, entry in table.items() if key in live
+    }
+    return data
+
+
+def pages_to_run(data: Mapping[str, Any], examples: Iterable[Example], name: str) -> list[str]:
+    """The documents with an example that has no result in column ``name``."""
+    table = data.get("examples", {})
+    docs = {
+        example.doc
+        for example in examples
+        if name not in table.get(example.key, {}).get("results", {})
+    }
+    return sorted(docs)
+
+
+# -- releases -----------------------------------------------------------------------------------
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text.split("+")[0])[:3])
+
+
+def newest_patches(versions: Iterable[str], lower: str) -> list[str]:
+    """The newest patch of each minor release at or above ``lower`` (local builds ignored)."""
+    best: dict[tuple[int, ...], str] = {}
+    for version in versions:
+        if "+" in version or not re.fullmatch(r"\d+\.\d+\.\d+", version):
+            continue
+        parts = _version(version)
+        if parts < _version(lower):
+            continue
+        minor = parts[:2]
+        if minor not in best or parts > _version(best[minor]):
+            best[minor] = version
+    return [best[minor] for minor in sorted(best)]
+
+
+def registry_versions() -> list[str]:
+    """The torch versions the package index offers (machine-wide caps lifted)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".txt") as empty:
+        env = dict(os.environ, PIP_CONSTRAINT=empty.name)
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "index", "versions", "torch"],
+            capture_output=True, text=True, env=env, check=True, timeout=120,
+        )  # fmt: skip
+    match = re.search(r"Available versions: (.+)", done.stdout)
+    if match is None:
+        raise RuntimeError(f"pip index versions torch gave no version list:\n{done.stdout}")
+    return [v.strip() for v in match.group(1).split(",")]
+
+
+def lower_bound(settings: Settings) -> str:
+    match = re.search(r">=\s*([\d.]+)", settings.torch_range)
+    if match is None:
+        raise ValueError(f"the torch range {settings.torch_range!r} has no lower bound")
+    return match.group(1)
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+def _log(message: str) -> None:
+    stamp = dt.datetime.now().strftime("%H:%M:%S")
+    print(f"[matrix {stamp}] {message}", flush=True)
+
+
+def _run(command: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(command), text=True, check=False, **kwargs)
+
+
+def ensure_env(settings: Settings, release: str) -> Path:
+    """The release's virtual environment, created and installed once (a stamp file says so)."""
+    root = settings.root
+    env = root / ENVS / f"torch-{release}"
+    python = env / "bin" / "python"
+    constraints = root / "constraints.txt"
+    key = hashlib.sha256(
+        "\n".join(
+            [release, *(p.read_text() for p in (root / "pyproject.toml", constraints))]
+        ).encode()
+    ).hexdigest()
+    stamp = env / ".ptnotes-matrix"
+    if stamp.exists() and stamp.read_text() == key:
+        return python
+    _log(f"torch {release}: creating {env.relative_to(root)}")
+    shutil.rmtree(env, ignore_errors=True)
+    _run([sys.executable, "-m", "venv", str(env)]).check_returncode()
+    with tempfile.NamedTemporaryFile("w", suffix=".txt") as empty:
+        # The machine caps torch through a pip constraints file; the matrix lifts it.
+        pip_env = dict(os.environ, PIP_CONSTRAINT=empty.name)
+        install = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        _run([*install, f"torch=={release}"], env=pip_env).check_returncode()
+        _run(
+            [
+                *install,
+                "-c",
+                str(constraints),
+                "-e",
+                f"{root}[test,docs]",
+                "-e",
+                str(root / "tools"),
+            ],
+            env=pip_env,
+        ).check_returncode()
+    stamp.write_text(key)
+    return python
+
+
+def run_release(
+    settings: Settings, release: str, data: dict[str, Any], examples: Sequence[Example],
+    unit_tests: bool, index: int, total: int,
+) -> dict[str, Any]:  # fmt: skip
+    """Run what the cache lacks on one release and merge it into ``data``."""
+    root = settings.root
+    docs = pages_to_run(data, examples, release)
+    prefix = f"release {index} of {total} (torch {release})"
+    if not docs and not unit_tests:
+        _log(f"{prefix}: all {len(examples)} examples cached, nothing to run")
+        return data
+    python = ensure_env(settings, release)
+    if docs:
+        count = sum(1 for example in examples if example.doc in docs)
+        _log(
+            f"{prefix}: {count} examples of {len(docs)} file(s) to run, "
+            f"{len(examples) - count} cached"
+        )
+        with tempfile.TemporaryDirectory(prefix="ptnotes-matrix-") as tmp:
+            out = Path(tmp) / "results.json"
+            started = time.perf_counter()
+            done = _run(
+                [str(python), "-m", "pytest", *docs, "-q",
+                 "--record-results", str(out), "--release-label", release],
+                cwd=root, env=dict(os.environ, PTNOTES_DOCTEST_DEVICE="cpu"),
+                capture_output=True,
+            )  # fmt: skip
+            tail = (done.stdout or "").strip().splitlines()[-1:] or ["(no output)"]
+            _log(
+                f"{prefix}: pytest exit {done.returncode}, {tail[0]} "
+                f"({time.perf_counter() - started:.0f} s)"
+            )
+            if not out.exists():
+                raise RuntimeError(f"{prefix}: no results written:\n{done.stdout}\n{done.stderr}")
+            recorded = json.loads(out.read_text(encoding="utf-8"))
+        data = merge(data, recorded, examples)
+    if unit_tests:
+        _log(f"{prefix}: unit tests")
+        done = _run(
+            [str(python), "-m", "pytest", "tests", "--ignore=tests/site", "-q"],
+            cwd=root, capture_output=True,
+        )  # fmt: skip
+        last = (done.stdout or "").strip().splitlines()[-1:] or ["(no output)"]
+        data["runs"].setdefault(release, {})["unit_tests"] = {
+            "exit_code": done.returncode,
+            "summary": last[0].strip("= "),
+        }
+        _log(f"{prefix}: unit tests exit {done.returncode}: {last[0]}")
+    return data
+
+
+def command_run(args: argparse.Namespace) -> int:
+    settings = load()
+    path = settings.root / DATA_FILE
+    releases = args.release or newest_patches(registry_versions(), lower_bound(settings))
+    _log(f"releases: {', '.join(releases)}")
+    examples = current_examples(settings)
+    _log(f"{len(examples)} examples in {len({e.doc for e in examples})} files")
+    data = load_data(path)
+    started = time.perf_counter()
+    for index, release in enumerate(releases, 1):
+        unit = args.unit_tests and release in (releases[0], releases[-1])
+        data = run_release(settings, release, data, examples, unit, index, len(releases))
+        save_data(path, data)  # after every release: a partial run is not lost
+    _log(f"done in {time.perf_counter() - started:.0f} s; data in {DATA_FILE}")
+    return 0
+
+
+def command_plan(args: argparse.Namespace) -> int:
+    settings = load()
+    data = load_data(settings.root / DATA_FILE)
+    for doc in pages_to_run(data, current_examples(settings), column(args.release, args.device)):
+        print(doc)
+    return 0
+
+
+def command_merge(args: argparse.Namespace) -> int:
+    settings = load()
+    path = settings.root / DATA_FILE
+    recorded = json.loads(Path(args.results).read_text(encoding="utf-8"))
+    save_data(path, merge(load_data(path), recorded, current_examples(settings)))
+    print(f"merged {len(recorded['results'])} results into {DATA_FILE}")
+    return 0
+
+
+def command_releases(args: argparse.Namespace) -> int:
+    print(" ".join(newest_patches(registry_versions(), lower_bound(load()))))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ptnotes_dev.matrix", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run the matrix (cached) and update the data file")
+    run.add_argument("--release", action="append", help="only these releases (repeatable)")
+    run.add_argument("--no-unit-tests", dest="unit_tests", action="store_false")
+    run.set_defaults(func=command_run)
+    plan = commands.add_parser("plan", help="the files a release would run")
+    plan.add_argument("--release", required=True)
+    plan.add_argument("--device", default="cpu")
+    plan.set_defaults(func=command_plan)
+    merge_ = commands.add_parser("merge", help="merge a --record-results file")
+    merge_.add_argument("results")
+    merge_.set_defaults(func=command_merge)
+    releases = commands.add_parser("releases", help="the releases the matrix covers")
+    releases.set_defaults(func=command_releases)
+    args = parser.parse_args(argv)
+    status: int = args.func(args)
+    return status
+
+
+def environment(release: str, device: str) -> dict[str, Any]:
+    """The run's torch build, device, CPU, Python and date."""
+    import torch
+
+    from ptnotes_dev.bench import cpu_model
+
+    info: dict[str, Any] = {
+        "release": release,
+        "device": device,
+        "torch": torch.__version__,
+        "cuda_build": torch.version.cuda,
+        "cpu": cpu_model(),
+        "python": platform.python_version(),
+        "date": dt.date.today().isoformat(),
+    }
+    if device == "cuda" and torch.cuda.is_available():
+        info["gpu"] = torch.cuda.get_device_name(0)
+    return info
+
+
+if __name__ == "__main__":
+    sys.exit(main())
