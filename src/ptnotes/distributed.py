@@ -173,7 +173,8 @@ def run_parallel(
         listener.bind((_LOOPBACK, 0))
         listener.listen()
         port: int = listener.getsockname()[1]
-        store = dist.TCPStore(  # served by this process, on the loopback socket only
+        store = dist.TCPStore(  # type: ignore[attr-defined]  # not re-exported in the stubs
+            # served by this process, on the loopback socket only
             _LOOPBACK,
             port,
             world_size,
@@ -212,7 +213,7 @@ def _validate(
     me = run_parallel
     check_int(me, "world_size", world_size, minimum=1)
     check_number(me, "timeout", timeout, positive=True)
-    check_type(me, "backend", backend, str)
+    backend = check_type(me, "backend", backend, str)
     if not dist.is_available():
         raise RuntimeError(
             "run_parallel() needs torch.distributed, which this build of torch lacks"
@@ -288,7 +289,7 @@ def _worker(
     try:
         try:
             fn, args = pickle.loads(payload)
-            store = dist.TCPStore(
+            store = dist.TCPStore(  # type: ignore[attr-defined]  # not re-exported in the stubs
                 _LOOPBACK, port, world_size, is_master=False, timeout=timedelta(seconds=timeout)
             )
             dist.init_process_group(

@@ -28,7 +28,7 @@ def _some_names(names: Sequence[str]) -> str:
 
 def _pattern(caller: Callable[..., Any], label: str, pattern: object) -> str:
     """Return ``pattern`` if it is a non-empty str."""
-    check_type(caller, label, pattern, str)
+    pattern = check_type(caller, label, pattern, str)
     if not pattern:
         raise argument_error(caller, label, pattern, "a non-empty pattern")
     return pattern

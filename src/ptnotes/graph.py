@@ -70,7 +70,7 @@ def _saved(fn: Any) -> tuple[tuple[str, str], ...]:
 
 def _graph_tensor(caller: Callable[..., Any], tensor: object) -> torch.Tensor:
     """Return ``tensor`` if it has an autograd graph (a ``grad_fn``, or requires grad)."""
-    check_type(caller, "tensor", tensor, torch.Tensor)
+    tensor = check_type(caller, "tensor", tensor, torch.Tensor)
     if tensor.grad_fn is None and not tensor.requires_grad:
         expected = (
             "a tensor with an autograd graph (was it computed under torch.no_grad() or detached?)"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import nn
 from torch.nn.parameter import is_lazy
@@ -158,6 +160,7 @@ def init_weights(module: nn.Module) -> None:
 def _assign(module: nn.Module, name: str, current: torch.Tensor, value: torch.Tensor) -> None:
     """Make ``module.<name>`` equal ``value``: in place, or through its parametrization."""
     if parametrize.is_parametrized(module, name):
+        parametrizations: Any = getattr(module, "parametrizations")  # noqa: B009
         try:
             setattr(module, name, value)
             done = torch.allclose(getattr(module, name), value, rtol=1e-4, atol=1e-6)
@@ -166,7 +169,7 @@ def _assign(module: nn.Module, name: str, current: torch.Tensor, value: torch.Te
         if not done:
             expected = (
                 f"a module whose {name} can take the values init_weights draws; its "
-                f"parametrization ({type(module.parametrizations[name][0]).__name__}) "
+                f"parametrization ({type(parametrizations[name][0]).__name__}) "
                 "cannot: initialise the original tensor before parametrizing"
             )
             got = f"{type(module).__name__} with a parametrized {name}"

@@ -108,17 +108,17 @@ def sequential_from(
         True
     """
     checked = _named_layers(layers)
-    style = check_choice(sequential_from, "style", style, _STYLES)
-    if style == "positional":
+    chosen = check_choice(sequential_from, "style", style, _STYLES)
+    if chosen == "positional":
         return nn.Sequential(*(module for _, module in checked))
-    if style == "ordered_dict":
+    if chosen == "ordered_dict":
         return nn.Sequential(OrderedDict(checked))
-    if style == "add_module":
+    if chosen == "add_module":
         sequential = nn.Sequential()
         for name, module in checked:
             sequential.add_module(name, module)
         return sequential
-    raise AssertionError(style)  # check_choice admits only the three styles
+    raise AssertionError(chosen)  # check_choice admits only the three styles
 
 
 def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) -> bool:

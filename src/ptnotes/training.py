@@ -58,7 +58,7 @@ def _loss(
     output = model(inputs)
     if isinstance(output, torch.Tensor) and isinstance(targets, torch.Tensor):
         try:
-            shape = torch.broadcast_shapes(output.shape, targets.shape)
+            shape = torch.broadcast_shapes(output.shape, targets.shape)  # type: ignore[no-untyped-call]
         except RuntimeError:
             shape = output.shape  # not broadcastable: class indices, say; loss_fn decides
         if shape != output.shape:

@@ -301,7 +301,7 @@ def check_choice(caller: Callable[..., Any], name: str, value: object, choices: 
         raise _fail(TypeError, caller, name, f"one of {options}", value)
     if value not in choices:
         raise _fail(ValueError, caller, name, f"one of {options}", value)
-    return value  # type: ignore[return-value]  # a member of choices, so a T
+    return value  # a member of choices, so a T
 
 
 def _optimizer_defaults(optimizer: type[torch.optim.Optimizer]) -> dict[str, Any]:
