@@ -17,9 +17,11 @@ both costs for a small MLP, so that the trade-off can be read in seconds and mic
 # runs on one thread, which keeps the numbers steady on a shared machine.
 import statistics
 import time
+from collections.abc import Callable
 
 import matplotlib.pyplot as plt
 import torch
+from ptnotes_dev.bench import Contender, Timer
 from torch import nn
 
 threads = torch.get_num_threads()
@@ -49,22 +51,23 @@ print("same outputs as eager:", same)
 # %%
 # Later calls: time per forward pass
 # ----------------------------------
-# Each version gets 20 untimed calls, then 300 timed ones, one :func:`time.perf_counter`
-# pair around each call.
-def call_times(function: nn.Module, calls: int = 300) -> list[float]:
-    """Seconds taken by each of ``calls`` forward passes, after a warm-up."""
-    times = []
-    with torch.no_grad():
-        for _ in range(20):
+# The two versions are timed by ``ptnotes_dev.bench.Timer``, the harness behind the
+# :doc:`/bench` page: five untimed rounds, then 60 rounds in which eager and compiled
+# alternate (A B A B ...), so that a change of load on the machine falls on both. A sample
+# is the mean time of 5 calls in a row.
+def forward(function: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[], None]:
+    """One forward pass of ``function`` on ``x``, without recording a graph."""
+
+    def run() -> None:
+        with torch.no_grad():
             function(x)
-        for _ in range(calls):
-            start = time.perf_counter()
-            function(x)
-            times.append(time.perf_counter() - start)
-    return times
+
+    return run
 
 
-per_call = {"eager": call_times(model), "torch.compile (inductor)": call_times(compiled)}
+per_call = Timer(repeats=60, warmup=5, inner=5).run(
+    [Contender("eager", forward(model)), Contender("torch.compile (inductor)", forward(compiled))]
+)
 medians = {name: statistics.median(times) for name, times in per_call.items()}
 for name, times in per_call.items():
     print(
@@ -83,7 +86,7 @@ else:
 # %%
 # The picture
 # -----------
-# One box per version: the per-call times after warm-up, in microseconds (outliers, calls
+# One box per version: the samples after warm-up, in microseconds per call (outliers, samples
 # interrupted by other work on the machine, are not drawn). The title carries the one-off cost.
 fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
 ax.boxplot(

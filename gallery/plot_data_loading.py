@@ -17,11 +17,12 @@ batch does the same work. This script times both over the same tensors:
 # process (``num_workers=0``), so the time measured is the loading itself. Timing runs on
 # one thread: the numbers are steadier, and the indexing is too small to gain from more.
 import statistics
-import time
+from collections.abc import Callable
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from ptnotes_dev.bench import Contender, Timer
 from torch.utils.data import DataLoader, TensorDataset
 
 from ptnotes.data import TensorBatchDataset, batched_loader
@@ -58,27 +59,33 @@ print("same first batch:", torch.equal(x1, x2) and torch.equal(y1, y2))
 # %%
 # Timing whole epochs
 # -------------------
-# One epoch is a full pass over the loader with :func:`time.perf_counter` around it; each
-# configuration runs one untimed epoch, then five timed ones, and keeps the median.
-def samples_per_second(loader: DataLoader, repeats: int = 5) -> float:
-    for _ in loader:  # warm-up epoch
-        pass
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+# One epoch is a full pass over the loader. The two loaders of a batch size are timed by
+# ``ptnotes_dev.bench.Timer``, the harness behind the :doc:`/bench` page: one untimed epoch
+# each, then five rounds in which they alternate (A B A B ...), so that a change of load on
+# the machine falls on both; each keeps the median of its five epochs.
+def epoch(loader: DataLoader) -> Callable[[], None]:
+    """One full pass over ``loader``."""
+
+    def run() -> None:
         for _ in loader:
             pass
-        times.append(time.perf_counter() - start)
-    return len(images) / statistics.median(times)
+
+    return run
 
 
 batch_sizes = [16, 64, 256]
-speed = {"per-item __getitem__ + collate": [], "batched_loader (one index per batch)": []}
+names = ("per-item __getitem__ + collate", "batched_loader (one index per batch)")
+speed: dict[str, list[float]] = {name: [] for name in names}
 for batch_size in batch_sizes:
-    slow = samples_per_second(per_item_loader(batch_size))
-    fast = samples_per_second(batched_loader_for(batch_size))
-    speed["per-item __getitem__ + collate"].append(slow)
-    speed["batched_loader (one index per batch)"].append(fast)
+    seconds = Timer(repeats=5, warmup=1).run(
+        [
+            Contender(names[0], epoch(per_item_loader(batch_size))),
+            Contender(names[1], epoch(batched_loader_for(batch_size))),
+        ]
+    )
+    for name in names:
+        speed[name].append(len(images) / statistics.median(seconds[name]))
+    slow, fast = speed[names[0]][-1], speed[names[1]][-1]
     print(
         f"batch {batch_size:>3}: per-item {slow:>9,.0f} samples/s, "
         f"batched {fast:>9,.0f} samples/s, ratio {fast / slow:.1f}x"

@@ -14,19 +14,28 @@ numbers from the PyTorch profiler rather than from rules of thumb.
 # -----------------------------
 # Eight ``Linear(1024, 1024)`` + ``ReLU`` layers on a batch of 256: every activation is
 # exactly 256 x 1024 float32 values, 1 MiB, so the results read as "how many activations".
-# :class:`torch.profiler.profile` with ``profile_memory=True`` records every allocation of
-# an operator and every free; replaying them in time order gives three numbers per forward
-# pass: the bytes **allocated** in total, the **peak** of bytes alive at once, and the bytes
-# still **held** when the forward pass returns (the output plus whatever autograd keeps).
+# The memory is counted as on the :doc:`/bench` page, by ``ptnotes_dev.measure.allocations``:
+# :class:`torch.profiler.profile` with ``profile_memory=True`` records every allocation and
+# free of the CPU allocator, and their running sum gives two numbers per forward pass: the
+# **peak** of bytes alive at once, and the bytes still **held** when the forward pass returns
+# (the output plus whatever autograd keeps).
+import contextlib
+from collections.abc import Callable
+
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from ptnotes_dev.measure import Allocation, allocations, measure_alternating
 from torch import nn
-from torch.profiler import ProfilerActivity, profile
 
 torch.manual_seed(0)
 MiB = 2**20
 depth, width, batch = 8, 1024, 256
+GRAD_MODES: dict[str, Callable[[], contextlib.AbstractContextManager[object]]] = {
+    "grad enabled": torch.enable_grad,
+    "no_grad": torch.no_grad,
+    "inference_mode": torch.inference_mode,
+}
 
 
 def relu_mlp(inplace: bool) -> nn.Sequential:
@@ -37,29 +46,14 @@ def relu_mlp(inplace: bool) -> nn.Sequential:
     return nn.Sequential(*layers)
 
 
-def profile_forward(model: nn.Module, x: torch.Tensor, mode: str) -> tuple[int, int, int]:
-    """Run ``model(x)`` under a grad mode; return (allocated, peak, held) in bytes."""
-    context = {
-        "grad enabled": torch.enable_grad,
-        "no_grad": torch.no_grad,
-        "inference_mode": torch.inference_mode,
-    }[mode]
-    with context(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        output = model(x)
-    # An operator's own allocations are its self_cpu_memory_usage; a free is a
-    # "[memory]" event with a negative size. Replay them in order of start time.
-    changes = sorted(
-        (event.time_range.start, event.self_cpu_memory_usage)
-        for event in prof.events()
-        if event.self_cpu_memory_usage != 0
-    )
-    allocated = sum(size for _, size in changes if size > 0)
-    live, peak = 0, 0
-    for _, size in changes:
-        live += size
-        peak = max(peak, live)
-    del output
-    return allocated, peak, live
+def forward_memory(model: nn.Module, x: torch.Tensor, mode: str) -> Callable[[], Allocation]:
+    """A measurement: the allocations of ``model(x)`` under a grad mode, output kept."""
+
+    def forward() -> torch.Tensor:
+        with GRAD_MODES[mode]():
+            return model(x)
+
+    return lambda: allocations(forward)
 
 
 # %%
@@ -89,22 +83,30 @@ def saved_for_backward(model: nn.Module, x: torch.Tensor) -> int:
 # Measure the six combinations
 # ----------------------------
 # The same weights serve both ReLU variants (``nn.ReLU`` has no parameters), and the input
-# is created before profiling starts, so it is not counted as an allocation.
+# is created before profiling starts, so it is not counted. As on the numbers page, the six
+# measurements alternate after a warm-up round (``ptnotes_dev.measure.measure_alternating``);
+# the counts are deterministic, so one measured round is enough.
 x = torch.randn(batch, width)
 plain = relu_mlp(inplace=False)
 inplace = relu_mlp(inplace=True)
 inplace.load_state_dict(plain.state_dict())
-modes = ["grad enabled", "no_grad", "inference_mode"]
-results: dict[tuple[str, str], tuple[int, int, int]] = {}
-for relu_name, model in (("ReLU()", plain), ("ReLU(inplace=True)", inplace)):
-    for mode in modes:
-        results[relu_name, mode] = profile_forward(model, x, mode)
-        allocated, peak, held = results[relu_name, mode]
-        print(
-            f"{relu_name:<19} {mode:<15} allocated {allocated / MiB:5.1f} MiB, "
-            f"peak {peak / MiB:4.1f} MiB, held after forward {held / MiB:4.1f} MiB"
-        )
-for relu_name, model in (("ReLU()", plain), ("ReLU(inplace=True)", inplace)):
+relus = {"ReLU()": plain, "ReLU(inplace=True)": inplace}
+measured = measure_alternating(
+    {
+        f"{relu_name} | {mode}": forward_memory(model, x, mode)
+        for relu_name, model in relus.items()
+        for mode in GRAD_MODES
+    },
+    repeats=1,
+    warmup=1,
+)
+results = {tuple(name.split(" | ")): samples[0] for name, samples in measured.items()}
+for (relu_name, mode), counted in results.items():
+    print(
+        f"{relu_name:<19} {mode:<15} peak {counted.peak / MiB:4.1f} MiB, "
+        f"held after forward {counted.end / MiB:4.1f} MiB"
+    )
+for relu_name, model in relus.items():
     print(f"{relu_name:<19} saved for backward: {saved_for_backward(model, x) / MiB:.1f} MiB")
 with torch.no_grad():
     same = torch.equal(plain(x), inplace(x))
@@ -113,22 +115,24 @@ print("same output with and without inplace:", same)
 # %%
 # The picture
 # -----------
-# One panel per number, one group of bars per grad mode. Allocations halve with the in-place
-# ReLU in every mode; what autograd holds after the forward pass does not change with it.
-fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.8), layout="constrained", sharey=True)
+# One panel per number, one group of bars per grad mode. With grad enabled the in-place ReLU
+# lowers the peak by one activation; what autograd holds after the forward pass does not
+# change with it.
+modes = list(GRAD_MODES)
+fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.8), layout="constrained", sharey=True)
 positions = np.arange(len(modes))
-titles = ["allocated during forward", "peak alive during forward", "held after forward"]
-for column, (ax, title) in enumerate(zip(axes, titles, strict=True)):
+panels = {"peak alive during forward": "peak", "held after forward": "end"}
+for ax, (title, field) in zip(axes, panels.items(), strict=True):
     for offset, relu_name in ((-0.2, "ReLU()"), (0.2, "ReLU(inplace=True)")):
-        values = [results[relu_name, mode][column] / MiB for mode in modes]
+        values = [getattr(results[relu_name, mode], field) / MiB for mode in modes]
         bars = ax.bar(positions + offset, values, width=0.4, label=relu_name)
         ax.bar_label(bars, fmt="%.0f", fontsize=8)
     ax.set_xticks(positions, modes, rotation=15)
     ax.set_title(title, fontsize=10)
     ax.set_xlabel("grad mode")
 axes[0].set_ylabel("MiB (1 MiB = one activation)")
-axes[0].set_ylim(0, 1.15 * depth * 2)
-axes[2].legend(fontsize=8, loc="upper right")
+axes[0].set_ylim(0, 1.3 * (depth + 1))
+axes[1].legend(fontsize=8, loc="upper right")
 fig.suptitle(f"Forward pass of {depth} x (Linear({width}, {width}) + ReLU), batch {batch}, CPU")
 plt.show()
 
@@ -140,11 +144,11 @@ plt.show()
 #   that output is also the next ``Linear``'s saved input, so the same activations stay alive either
 #   way. The hooks count 9 MiB in both cases: the eight ReLU outputs that "held" shows, plus the
 #   input ``x``, which was allocated before profiling. With grad enabled the peak drops by one
-#   activation, the transient copy; under ``no_grad`` it is two activations either way, a layer's
-#   input and its output.
+#   activation, the transient copy (9 MiB to 8 MiB); under ``no_grad`` it is two activations either
+#   way, a layer's input and its output.
 # * **no_grad** is what frees memory: no graph is recorded, each activation dies as soon as
 #   the next layer has read it, and only the output is held at the end.
-# * **inference_mode** allocates exactly what ``no_grad`` does here. Its gain is CPU overhead
+# * **inference_mode** counts exactly what ``no_grad`` does here. Its gain is CPU overhead
 #   (no version counters, no view tracking), not bytes.
 
 # %%

@@ -18,8 +18,11 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ptnotes_dev.bench import Timer, schedule
+
+T = TypeVar("T")
 
 __all__ = [
     "MEMORY_METHOD",
@@ -111,18 +114,19 @@ def allocations(fn: Callable[[], object]) -> Allocation:
 
 
 def measure_alternating(
-    contenders: Mapping[str, Callable[[], float]], repeats: int, warmup: int
-) -> dict[str, list[float]]:
+    contenders: Mapping[str, Callable[[], T]], repeats: int, warmup: int
+) -> dict[str, list[T]]:
     """Alternate deterministic measurements (bytes, for example) as :class:`Timer` does time.
 
-    Each contender returns its measurement; the order is :func:`ptnotes_dev.bench.schedule`'s
-    (warm-up rounds first, then A B A B ...), and the warm-up values are dropped.
+    Each contender returns its measurement (a number, or an :class:`Allocation`); the order
+    is :func:`ptnotes_dev.bench.schedule`'s (warm-up rounds first, then A B A B ...), and the
+    warm-up values are dropped.
     """
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    samples: dict[str, list[T]] = {name: [] for name in contenders}
     for round_, name in schedule(list(contenders), repeats, warmup):
         value = contenders[name]()
         if round_ >= 0:
-            samples[name].append(float(value))
+            samples[name].append(value)
     return samples
 
 
