@@ -7,7 +7,6 @@ from types import TracebackType
 from typing import Any
 
 import torch
-from torch import nn
 from torch.utils.hooks import RemovableHandle
 
 from ptnotes.validation import check_bool, check_number, check_type
@@ -53,8 +52,7 @@ class GradNormRecorder:
 
     Examples:
         >>> import torch
-        >>> from torch import nn
-        >>> from ptnotes.hooks import GradNormRecorder
+        >>>         >>> from ptnotes.hooks import GradNormRecorder
         >>> model = nn.Linear(2, 1)
         >>> with torch.no_grad():
         ...     _ = model.weight.fill_(1.0)
@@ -72,9 +70,11 @@ class GradNormRecorder:
         False
     """
 
-    def __init__(self, model: nn.Module, *, norm_type: float = 2.0, modules: bool = False) -> None:
+    def __init__(
+        self, model: torch.nn.Module, *, norm_type: float = 2.0, modules: bool = False
+    ) -> None:
         cls = GradNormRecorder
-        self._model = check_type(cls, "model", model, nn.Module, expected="a torch.nn.Module")
+        self._model = check_type(cls, "model", model, torch.nn.Module, expected="a torch.nn.Module")
         self._norm_type = check_number(cls, "norm_type", norm_type, positive=True, finite=False)
         self._modules = check_bool(cls, "modules", modules)
         self._parameters = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
@@ -96,12 +96,12 @@ class GradNormRecorder:
 
         return hook
 
-    def _module_hook(self, name: str) -> Callable[[nn.Module, Any, Any], None]:
+    def _module_hook(self, name: str) -> Callable[[torch.nn.Module, Any, Any], None]:
         def record(gradient: torch.Tensor) -> None:
             if self.active:  # a graph built inside the block, run backward after it
                 self.output_norms[name].append(self._norm(gradient))
 
-        def hook(module: nn.Module, args: Any, output: Any) -> None:
+        def hook(module: torch.nn.Module, args: Any, output: Any) -> None:
             if isinstance(output, torch.Tensor) and output.requires_grad:
                 output.register_hook(record)  # type: ignore[no-untyped-call]
 
@@ -142,8 +142,7 @@ class GradNormRecorder:
 
         Examples:
             >>> import torch
-            >>> from torch import nn
-            >>> from ptnotes.hooks import GradNormRecorder
+            >>>             >>> from ptnotes.hooks import GradNormRecorder
             >>> model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
             >>> model[0].requires_grad_(False)  # frozen: not watched
             Linear(in_features=2, out_features=2, bias=True)
