@@ -28,13 +28,18 @@ extensions = [
     "sphinx_copybutton",
     "sphinx_design",
     "sphinx_gallery.gen_gallery",
+    # Math from the site itself (MathJax 3 copied into _static/mathjax), not from a CDN:
+    # offline readers see rendered math, not raw TeX.
+    "sphinx-mathjax-offline",
     # The project's own extensions (tools/ptnotes_dev/sphinx/), one per job:
     "ptnotes_dev.sphinx.switcher",
     "ptnotes_dev.sphinx.torch_names",
     "ptnotes_dev.sphinx.zh_search",
     "ptnotes_dev.sphinx.claims",
     "ptnotes_dev.sphinx.interview",
+    "ptnotes_dev.sphinx.matrix",
     "ptnotes_dev.sphinx.bench_tables",
+    "ptnotes_dev.sphinx.gallery_titles",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
@@ -136,4 +141,6 @@ ptnotes_claim_seeds = {
     "003": "Note C — interview questions on autograd and nn",
 }
 ptnotes_bench_file = "_data/bench.json"
+ptnotes_matrix_file = "_data/matrix.json"
+ptnotes_matrix_page = "compatibility"
 ptnotes_search_glossary = "locales/{language}/LC_MESSAGES/glossary.po"

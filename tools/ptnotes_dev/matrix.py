@@ -401,3 +401,77 @@ def environment(release: str, device: str) -> dict[str, Any]:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+# -- reading the data (the site's stamps, the compatibility page, the ledger) -------------------
+
+
+def column_order(name: str) -> tuple[tuple[int, ...], str]:
+    release, _, device = name.partition("+")
+    return _version(release), device
+
+
+def cpu_columns(data: Mapping[str, Any]) -> list[str]:
+    """The CPU columns of the data, oldest release first."""
+    return sorted((c for c in data.get("runs", {}) if "+" not in c), key=column_order)
+
+
+def device_columns(data: Mapping[str, Any]) -> list[str]:
+    """The columns of runs on another device (``2.13.0+cuda``), oldest first."""
+    return sorted((c for c in data.get("runs", {}) if "+" in c), key=column_order)
+
+
+def outcome(data: Mapping[str, Any], key: str, name: str) -> str | None:
+    """``passed``, ``failed``, ``skipped``, or None when the example has no result there."""
+    result = data.get("examples", {}).get(key, {}).get("results", {}).get(name)
+    return None if result is None else str(result["outcome"])
+
+
+@dataclass(frozen=True)
+class PageStatus:
+    """What the matrix says about the examples of one file."""
+
+    examples: int
+    unrecorded: int
+    passed_on: tuple[str, ...]
+    failed_on: tuple[str, ...]
+    ran_on: tuple[str, ...]
+
+
+def page_status(data: Mapping[str, Any], keys: Sequence[str], columns: Sequence[str]) -> PageStatus:
+    """Columns where every recorded example passed (or was skipped), and where one failed.
+
+    ``unrecorded`` counts examples edited or added after the last matrix run (no result in
+    any column): the stamp then names the release CI checks them on.
+    """
+    unrecorded = sum(1 for key in keys if all(outcome(data, key, c) is None for c in columns))
+    passed, failed, ran = [], [], []
+    for name in columns:
+        outcomes = [outcome(data, key, name) for key in keys]
+        recorded = [o for o in outcomes if o is not None]
+        if not recorded:
+            continue
+        ran.append(name)
+        if "failed" in recorded:
+            failed.append(name)
+        elif len(recorded) == len(keys) - unrecorded and any(o == "passed" for o in recorded):
+            passed.append(name)
+    return PageStatus(len(keys), unrecorded, tuple(passed), tuple(failed), tuple(ran))
+
+
+def holds_since(data: Mapping[str, Any], keys: Sequence[str], columns: Sequence[str]) -> str | None:
+    """The oldest column from which on every example of ``keys`` passes on every column.
+
+    None when one fails on the newest column (today's output does not hold there).
+    """
+    since = None
+    for name in reversed(columns):
+        if any(outcome(data, key, name) == "failed" for key in keys):
+            break
+        since = name
+    return since
+
+
+def failure_output(data: Mapping[str, Any], key: str, name: str) -> str:
+    result = data.get("examples", {}).get(key, {}).get("results", {}).get(name, {})
+    return str(result.get("output", ""))

@@ -133,7 +133,21 @@ class ClaimsErrata(_ClaimsDirective):
                     f"  {_cell(claim.reality)} ({{ref}}`{claim.anchor}`)",
                     "",
                 ]
-        return self.render(lines)
+        nodes_ = self.render(lines)
+        if status == "changed" and "ptnotes_dev.sphinx.matrix" in self.config.extensions:
+            self._date_changes(nodes_)
+        return nodes_
+
+    def _date_changes(self, rendered: list[nodes.Node]) -> None:
+        """Add to each changed claim the release its current behaviour dates from (matrix)."""
+        from ptnotes_dev.sphinx.matrix import since_sentence
+
+        claims = [c for c in self.claims() if c.status == "changed"]
+        items = [n for node in rendered for n in node.findall(nodes.list_item)]
+        for claim, item in zip(claims, items, strict=False):
+            sentence = since_sentence(self.env.app, claim.page, claim.anchor)
+            if sentence is not None:
+                item += nodes.paragraph("", sentence, classes=["ptnotes-since"])
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

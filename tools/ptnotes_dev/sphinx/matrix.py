@@ -1,0 +1,313 @@
+"""What the release matrix verified, on the site: page stamps, the compatibility page, ledger dates.
+
+Reads the matrix's data file (``ptnotes_matrix_file``, written by ``nox -s matrix``) and the
+examples the doctest sessions collect today (:func:`ptnotes_dev.matrix.current_examples`):
+
+* **a stamp under every page title** (pages with examples): the releases (and devices) on
+  which all of the page's examples passed, and the date of the last run; examples edited
+  after that run are stamped with the torch that CI checks them on (``[tool.ptnotes]
+  torch``) until the matrix runs again;
+* ``{matrix-compatibility}``: pages by releases, and every example whose outcome differs
+  between releases, with the release from which the current output holds and the output of
+  the releases where it does not;
+* :func:`section_since`: the release from which all examples of a labelled section pass (the
+  claims ledger dates its "changed" claims with it).
+
+Every sentence this extension writes comes from its own message catalog
+(``locales/<language>/LC_MESSAGES/ptnotes_dev.po`` under the source folder), compiled at
+start-up, so each edition reads it in its language. Numbers and releases are data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.locale import get_translation
+from sphinx.util.docutils import SphinxDirective
+
+from ptnotes_dev import matrix as data_model
+from ptnotes_dev.settings import load
+
+CATALOG = "ptnotes_dev"
+_translate = get_translation(CATALOG)
+
+
+def _(message: str) -> str:
+    """``message`` in the language of the edition being built."""
+    return str(_translate(message))
+
+
+#: Every message this extension writes (a test checks that each catalog translates them all).
+MESSAGES = (
+    "Verified by the release matrix:",
+    "all {count} examples pass on torch {releases}",
+    "on {devices}",
+    "last run {date}",
+    "fails on torch {releases}",
+    "{count} example(s) changed since the last matrix run: checked by CI on {torch} until the "
+    "matrix runs again",
+    "see the compatibility page",
+    "Page",
+    "Examples",
+    "Example",
+    "Holds from",
+    "Does not hold on",
+    "Output on {release}",
+    "not on the newest release",
+    "No example differs between releases.",
+    "Today's behaviour since torch {release} (matrix).",
+    "Today's behaviour already on torch {release}, the oldest release the matrix runs.",
+)
+
+PASS, FAIL, NONE = "\u2713", "\u2717", "\u2013"
+
+
+@cache
+def _loaded(data_file: str, root: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    path = Path(data_file)
+    data = data_model.load_data(path)
+    keys: dict[str, list[str]] = {}
+    for example in data_model.current_examples(load(Path(root))):
+        keys.setdefault(example.doc, []).append(example.key)
+    return data, keys
+
+
+def matrix_data(app: Sphinx) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """The data file and the keys of today's examples per file (read once per build)."""
+    root = Path(app.srcdir).parent
+    return _loaded(str(Path(app.srcdir) / app.config.ptnotes_matrix_file), str(root))
+
+
+def release_span(columns: Sequence[str], all_columns: Sequence[str]) -> str:
+    """First and last column joined by an en dash for a run of consecutive columns.
+
+    Any other set of columns is written as a comma-separated list.
+    """
+    if not columns:
+        return NONE
+    indices = [all_columns.index(c) for c in columns]
+    if len(columns) > 2 and indices == list(range(indices[0], indices[0] + len(indices))):
+        return f"{columns[0]} \u2013 {columns[-1]}"
+    return ", ".join(columns)
+
+
+def stamp_text(app: Sphinx, doc: str) -> str | None:
+    """The stamp of one source file, or None when it has no example."""
+    data, keys = matrix_data(app)
+    page_keys = keys.get(doc, [])
+    if not page_keys:
+        return None
+    cpu = data_model.cpu_columns(data)
+    status = data_model.page_status(data, page_keys, cpu)
+    parts = [_("Verified by the release matrix:")]
+    recorded = status.examples - status.unrecorded
+    if status.passed_on:
+        text = _("all {count} examples pass on torch {releases}").format(
+            count=recorded, releases=release_span(list(status.passed_on), cpu)
+        )
+        devices = data_model.device_columns(data)
+        passing_devices = [
+            d for d in devices if d in data_model.page_status(data, page_keys, devices).passed_on
+        ]
+        if passing_devices:
+            text += " " + _("on {devices}").format(devices=", ".join(passing_devices))
+        parts.append(text)
+    if status.failed_on:
+        parts.append(
+            _("fails on torch {releases}").format(
+                releases=release_span(list(status.failed_on), cpu)
+            )
+        )
+    dates = sorted({data["runs"][c].get("date", "") for c in status.ran_on} - {""})
+    if dates:
+        parts.append(_("last run {date}").format(date=dates[-1]))
+    if status.unrecorded:
+        torch = load(Path(app.srcdir).parent).torch
+        parts.append(
+            _(
+                "{count} example(s) changed since the last matrix run: checked by CI on {torch} "
+                "until the matrix runs again"
+            ).format(count=status.unrecorded, torch=torch)
+        )
+    return " ".join(parts[:1]) + " " + "; ".join(parts[1:]) + "."
+
+
+def _add_stamp(app: Sphinx, doctree: nodes.document) -> None:
+    docname = app.env.docname
+    source = Path(app.env.doc2path(docname))
+    try:
+        doc = source.relative_to(Path(app.srcdir).parent).as_posix()
+    except ValueError:
+        return
+    text = stamp_text(app, doc)
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if text is None or section is None:
+        return
+    paragraph = nodes.paragraph("", "", nodes.Text(text))
+    stamp = nodes.container("", paragraph, classes=["ptnotes-stamp"])
+    data, keys = matrix_data(app)
+    status = data_model.page_status(data, keys.get(doc, []), data_model.cpu_columns(data))
+    if status.failed_on:
+        ref = nodes.reference("", _("see the compatibility page"), internal=True)
+        ref["refuri"] = app.builder.get_relative_uri(docname, app.config.ptnotes_matrix_page)
+        paragraph += [nodes.Text(" ("), ref, nodes.Text(")")]
+    section.insert(1, stamp)
+    app.env.note_dependency(str(Path(app.srcdir) / app.config.ptnotes_matrix_file))
+
+
+# -- the compatibility page -----------------------------------------------------------------
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[nodes.Node | str]]) -> nodes.table:
+    table = nodes.table(classes=["ptnotes-matrix"])
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    for _column in header:
+        group += nodes.colspec(colwidth=1)
+    head = nodes.thead()
+    group += head
+    head += nodes.row("", *(nodes.entry("", nodes.paragraph("", h)) for h in header))
+    body = nodes.tbody()
+    group += body
+    for row in rows:
+        cells = []
+        for cell in row:
+            content = cell if isinstance(cell, nodes.Node) else nodes.paragraph("", cell)
+            cells.append(nodes.entry("", content))
+        body += nodes.row("", *cells)
+    return table
+
+
+class MatrixCompatibility(SphinxDirective):
+    """Pages by releases, then every example whose outcome differs between releases."""
+
+    option_spec: ClassVar[dict[str, Any]] = {}
+
+    def run(self) -> list[nodes.Node]:
+        data, keys = matrix_data(self.env.app)
+        self.env.note_dependency(str(Path(self.env.srcdir) / self.config.ptnotes_matrix_file))
+        columns = data_model.cpu_columns(data) + data_model.device_columns(data)
+        rows: list[list[nodes.Node | str]] = []
+        for doc in sorted(keys):
+            status = data_model.page_status(data, keys[doc], columns)
+            marks = [
+                PASS if c in status.passed_on else FAIL if c in status.failed_on else NONE
+                for c in columns
+            ]
+            rows.append([nodes.literal("", doc), str(len(keys[doc])), *marks])
+        result: list[nodes.Node] = [_table([_("Page"), _("Examples"), *columns], rows)]
+        differing = []
+        for doc in sorted(keys):
+            for key in keys[doc]:
+                failing = [c for c in columns if data_model.outcome(data, key, c) == "failed"]
+                if failing:
+                    differing.append((doc, key, failing))
+        if not differing:
+            result.append(nodes.paragraph("", _("No example differs between releases.")))
+            return result
+        detail_rows: list[list[nodes.Node | str]] = []
+        for doc, key, failing in differing:
+            line = data["examples"].get(key, {}).get("line", "?")
+            since = data_model.holds_since(data, [key], data_model.cpu_columns(data))
+            output = data_model.failure_output(data, key, failing[-1])
+            block = nodes.literal_block("", _trim(output))
+            block["language"] = "text"
+            detail = nodes.container(
+                "",
+                nodes.paragraph("", _("Output on {release}").format(release=failing[-1])),
+                block,
+            )
+            detail_rows.append(
+                [
+                    nodes.literal("", f"{doc}:{line}"),
+                    since or _("not on the newest release"),
+                    release_span(failing, columns),
+                    detail,
+                ]
+            )
+        header = [_("Example"), _("Holds from"), _("Does not hold on"), ""]
+        result.append(_table(header, detail_rows))
+        return result
+
+
+def _trim(report: str, limit: int = 1200) -> str:
+    """The Expected/Got part of a doctest failure report, shortened."""
+    match = re.search(r"Expected:.*", report, re.DOTALL)
+    text = match.group(0) if match else report
+    return text if len(text) <= limit else text[:limit] + "\n..."
+
+
+def section_since(app: Sphinx, page: str, label: str) -> str | None:
+    """The release from which every example of the section ``(label)=`` passes, if recorded.
+
+    ``page`` is the docname (``autograd/inplace``). Returns the oldest release of the range
+    when the examples pass everywhere, None without data for the section.
+    """
+    data, keys = matrix_data(app)
+    doc = f"{Path(app.srcdir).name}/{page}.md"
+    path = Path(app.srcdir) / f"{page}.md"
+    if not path.exists():
+        return None
+    text = path.read_text(encoding="utf-8")
+    match = re.search(rf"^\({re.escape(label)}\)=\s*\n(#+) ", text, re.MULTILINE)
+    if match is None:
+        return None
+    first = text[: match.start()].count("\n") + 1
+    level = len(match.group(1))
+    rest = text[match.end() :]
+    end = re.search(rf"^#{{1,{level}}} ", rest, re.MULTILINE)
+    last = first + (rest[: end.start()].count("\n") + 2 if end else rest.count("\n") + 2)
+    section_keys = [
+        key
+        for key in keys.get(doc, [])
+        if first <= int(data["examples"].get(key, {}).get("line", -1)) <= last
+    ]
+    columns = data_model.cpu_columns(data)
+    if not section_keys or not columns:
+        return None
+    return data_model.holds_since(data, section_keys, columns)
+
+
+def since_sentence(app: Sphinx, page: str, label: str) -> str | None:
+    """The ledger's sentence dating a changed claim from the matrix data, if it has any."""
+    since = section_since(app, page, label)
+    if since is None:
+        return None
+    columns = data_model.cpu_columns(matrix_data(app)[0])
+    if since == columns[0]:
+        return _(
+            "Today's behaviour already on torch {release}, the oldest release the matrix runs."
+        ).format(release=since)
+    return _("Today's behaviour since torch {release} (matrix).").format(release=since)
+
+
+def _compile_catalogs(app: Sphinx) -> Path:
+    """Compile this extension's catalog of the edition built into the doctree folder."""
+    folder = Path(app.doctreedir) / "ptnotes_dev-locales"
+    language = app.config.language or "en"
+    po = Path(app.srcdir) / "locales" / language / "LC_MESSAGES" / f"{CATALOG}.po"
+    if po.exists():
+        target = folder / language / "LC_MESSAGES" / f"{CATALOG}.mo"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with po.open("rb") as source:
+            catalog = read_po(source)
+        with target.open("wb") as out:
+            write_mo(out, catalog)
+    return folder
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("ptnotes_matrix_file", "_data/matrix.json", "env", types=[str])
+    app.add_config_value("ptnotes_matrix_page", "compatibility", "env", types=[str])
+    app.add_message_catalog(CATALOG, str(_compile_catalogs(app)))
+    app.connect("doctree-read", _add_stamp)
+    app.add_directive("matrix-compatibility", MatrixCompatibility)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
