@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tests.site.pages import (
-    EXTERNAL_STUBS,
     LANGUAGES,
     default_site_dir,
     example_pages,
@@ -150,23 +149,18 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
     browser.close()
 
 
-def _answer_external(route: Route) -> None:
-    """Stand in for a known external resource; block any other (see EXTERNAL_STUBS)."""
-    url = route.request.url
-    for prefix, content_type in EXTERNAL_STUBS.items():
-        if url.startswith(prefix):
-            route.fulfill(status=200, content_type=content_type, body="")
-            return
+def _block_external(route: Route) -> None:
+    """Block a request that leaves the local server: the site must not need the network."""
     route.abort("blockedbyclient")
 
 
 def _new_context(browser: Browser, base_url: str, **options: Any) -> BrowserContext:
-    """An offline context: requests that leave the local server go to ``_answer_external``."""
+    """An offline context: every request that leaves the local server is blocked."""
     options.setdefault("base_url", base_url)
     options.setdefault("locale", "en-US")
     context = browser.new_context(**options)
     context.set_default_timeout(15_000)
-    context.route(re.compile(rf"^(?!{re.escape(base_url)}/)"), _answer_external)
+    context.route(re.compile(rf"^(?!{re.escape(base_url)}/)"), _block_external)
     return context
 
 

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from playwright.sync_api import ConsoleMessage, Error, Page, Request, Response
@@ -18,13 +19,10 @@ LANGUAGES = SETTINGS.language_codes
 # Sphinx's asset folders: no pages of their own.
 ASSET_DIRS = frozenset({"_static", "_sources", "_downloads", "_images"})
 SCREENSHOTS = REPO / "build" / "screenshots"
-# The tests run offline: a request that leaves the local server is answered by the test itself.
-# External resources the site is known to load get an empty stand-in (so the page behaves as
-# if the resource had loaded, minus its effect); any other one is blocked and fails the page.
-EXTERNAL_STUBS = {
-    # sphinx.ext.mathjax, on pages with math (the gallery example): MathJax from its CDN.
-    "https://cdn.jsdelivr.net/npm/mathjax@": "text/javascript",
-}
+# The tests run offline and the site must not need the network: every request to a host other
+# than the local test server is blocked (tests/site/conftest.py) and reported as a problem of
+# the page that made it (math included: MathJax is served from the site's own _static/).
+LOCAL_HOST = "127.0.0.1"
 
 
 def default_site_dir() -> Path:
@@ -57,6 +55,13 @@ def example_pages(site: Path, lang: str) -> list[str]:
     ]
 
 
+def is_local(url: str) -> bool:
+    """Whether ``url`` stays on this machine: the local test server, or no host at all
+    (``data:``, ``blob:``, ``about:``)."""
+    parts = urlsplit(url)
+    return parts.scheme not in {"http", "https", "ws", "wss"} or parts.hostname == LOCAL_HOST
+
+
 @dataclass(repr=False)
 class PageProblems:
     """What a page reported while it loaded: console errors, uncaught exceptions, bad requests.
@@ -77,6 +82,8 @@ class PageProblems:
     # its id from being reused.
     _requests: dict[int, tuple[Request, int]] = field(default_factory=dict)
     _page: Page | None = None
+    #: Every url of another host than the local server that the page requested (blocked).
+    external: list[str] = field(default_factory=list)
 
     def watch(self, page: Page) -> PageProblems:
         self._page = page
@@ -116,6 +123,12 @@ class PageProblems:
         if request.is_navigation_request() and request.frame.parent_frame is None:
             self._navigations += 1
         self._requests[id(request)] = (request, self._navigations)
+        if not is_local(request.url):
+            self.external.append(request.url)
+            self._found.append(
+                f"request to another host than the local server (the site must work offline): "
+                f"{request.method} {request.url}"
+            )
 
     def _requestfailed(self, request: Request) -> None:
         seen = self._requests.get(id(request))
@@ -125,11 +138,8 @@ class PageProblems:
         if request.failure == "net::ERR_ABORTED":
             if request.is_navigation_request() and request.frame.parent_frame is None:
                 self._aborted.append((message, seen[1]))
-        elif not request.url.startswith("http://127.0.0.1:"):
-            self._found.append(
-                f"external request blocked (the tests are offline; list it in EXTERNAL_STUBS "
-                f"if the site really needs it): {request.method} {request.url}"
-            )
+        elif not is_local(request.url):
+            return  # reported when it was requested
         else:
             self._found.append(message)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.site.pages import LANGUAGES, SCREENSHOTS, SETTINGS, PageProblems
+from tests.site.pages import LANGUAGES, SCREENSHOTS, SETTINGS, PageProblems, language_pages
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page, Response
@@ -64,7 +64,37 @@ def test_page_loads_without_errors(site_page: str, reader_tab: Any) -> None:
 
     assert response.status == 200
     assert html_lang == HTML_LANG[lang]
+    assert problems.external == [], f"/{site_page} requested other hosts: {problems.external}"
     assert not problems.problems, f"/{site_page}:\n{problems}"
+
+
+# -- math, offline ------------------------------------------------------------------------
+
+MATH_MARK = 'class="math notranslate'
+MATHJAX_RENDERED = "() => document.querySelectorAll('mjx-container').length"
+
+
+def math_pages(site: Path, lang: str) -> list[str]:
+    """The pages of an edition that hold math (Sphinx marks it ``class="math notranslate"``)."""
+    return [
+        page
+        for page in language_pages(site, lang)
+        if MATH_MARK in (site / lang / page).read_text(encoding="utf-8")
+    ]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_math_renders_with_the_network_blocked(lang: str, page: Page, site_dir: Path) -> None:
+    """MathJax comes from the site itself: with every other host blocked, math is typeset."""
+    pages = math_pages(site_dir, lang)
+    assert pages, f"no page of {lang} holds math: nothing proves that math renders offline"
+    problems = PageProblems().watch(page)
+    for path in pages:
+        open_page(page, f"{lang}/{path}")
+        page.wait_for_function(f"({MATHJAX_RENDERED})() > 0", timeout=15_000)
+        assert page.locator("mjx-container").count() > 0, f"{lang}/{path}: no MathJax output"
+    assert problems.external == [], f"pages with math requested other hosts: {problems.external}"
+    assert not problems.problems, str(problems)
 
 
 # -- language switcher --------------------------------------------------------------------
