@@ -447,15 +447,29 @@ AXIS_LABELS = {
 }
 
 
-def figure(record: Mapping[str, Any], path: Path) -> Path | None:
-    """A box plot of every contender's samples (median, quartiles, min/max) as a PNG."""
-    if record.get("status") != "ok":
-        return None
+def _pyplot() -> Any:
+    """:mod:`matplotlib.pyplot` on the Agg backend, imported late: only figures need it."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def _save(fig: Any, path: Path) -> Path:
+    """Write ``fig`` to ``path`` as a PNG (folders created), then close it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    _pyplot().close(fig)
+    return path
+
+
+def figure(record: Mapping[str, Any], path: Path) -> Path | None:
+    """A box plot of every contender's samples (median, quartiles, min/max) as a PNG."""
+    if record.get("status") != "ok":
+        return None
+    plt = _pyplot()
     contenders = record["contenders"]
     metric = record["metric"]
     divisor, unit = scale_for(metric, max(c["median"] for c in contenders))
@@ -474,10 +488,7 @@ def figure(record: Mapping[str, Any], path: Path) -> Path | None:
         fontsize=9,
     )
     ax.set_xlim(left=0)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def summary_figure(records: Sequence[Mapping[str, Any]], path: Path) -> Path | None:
@@ -485,11 +496,7 @@ def summary_figure(records: Sequence[Mapping[str, Any]], path: Path) -> Path | N
     measured = [r for r in records if r.get("status") == "ok"]
     if not measured:
         return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8.0, 1.0 + 0.5 * len(measured)), layout="constrained")
     labels = [r["id"] for r in measured]
     values = [r["ratio"]["value"] for r in measured]
@@ -509,7 +516,4 @@ def summary_figure(records: Sequence[Mapping[str, Any]], path: Path) -> Path | N
     ax.set_xscale("log")
     ax.set_xlabel("ratio of medians (numerator / denominator), log scale; black tick: goal")
     ax.set_title("ptnotes benchmarks: green = goal met, red = not met, grey = no goal")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
