@@ -52,7 +52,8 @@ class GradNormRecorder:
 
     Examples:
         >>> import torch
-        >>>         >>> from ptnotes.hooks import GradNormRecorder
+        >>> from torch import nn
+        >>> from ptnotes.hooks import GradNormRecorder
         >>> model = nn.Linear(2, 1)
         >>> with torch.no_grad():
         ...     _ = model.weight.fill_(1.0)
@@ -142,7 +143,8 @@ class GradNormRecorder:
 
         Examples:
             >>> import torch
-            >>>             >>> from ptnotes.hooks import GradNormRecorder
+            >>> from torch import nn
+            >>> from ptnotes.hooks import GradNormRecorder
             >>> model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
             >>> model[0].requires_grad_(False)  # frozen: not watched
             Linear(in_features=2, out_features=2, bias=True)
