@@ -147,7 +147,9 @@ class ClaimsErrata(_ClaimsDirective):
         for claim, item in zip(claims, items, strict=False):
             sentence = since_sentence(self.env.app, claim.page, claim.anchor)
             if sentence is not None:
-                item += nodes.paragraph("", sentence, classes=["ptnotes-since"])
+                since = nodes.paragraph("", sentence, classes=["ptnotes-since"])
+                since["translatable"] = False  # in the edition's language already
+                item += since
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

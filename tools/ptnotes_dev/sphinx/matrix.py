@@ -70,6 +70,14 @@ MESSAGES = (
 PASS, FAIL, NONE = "\u2713", "\u2717", "\u2013"
 
 
+def _para(text: str) -> nodes.paragraph:
+    """A paragraph of generated text: already in the edition's language, never extracted
+    into the page's catalog (it changes with every matrix run)."""
+    paragraph = nodes.paragraph("", text)
+    paragraph["translatable"] = False
+    return paragraph
+
+
 @cache
 def _loaded(data_file: str, root: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
     path = Path(data_file)
@@ -151,7 +159,8 @@ def _add_stamp(app: Sphinx, doctree: nodes.document) -> None:
     section = next(iter(doctree.findall(nodes.section)), None)
     if text is None or section is None:
         return
-    paragraph = nodes.paragraph("", "", nodes.Text(text))
+    paragraph = _para("")
+    paragraph += nodes.Text(text)
     stamp = nodes.container("", paragraph, classes=["ptnotes-stamp"])
     data, keys = matrix_data(app)
     status = data_model.page_status(data, keys.get(doc, []), data_model.cpu_columns(data))
@@ -174,13 +183,13 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[nodes.Node | str]]) ->
         group += nodes.colspec(colwidth=1)
     head = nodes.thead()
     group += head
-    head += nodes.row("", *(nodes.entry("", nodes.paragraph("", h)) for h in header))
+    head += nodes.row("", *(nodes.entry("", _para(h)) for h in header))
     body = nodes.tbody()
     group += body
     for row in rows:
         cells = []
         for cell in row:
-            content = cell if isinstance(cell, nodes.Node) else nodes.paragraph("", cell)
+            content = cell if isinstance(cell, nodes.Node) else _para(cell)
             cells.append(nodes.entry("", content))
         body += nodes.row("", *cells)
     return table
@@ -211,7 +220,7 @@ class MatrixCompatibility(SphinxDirective):
                 if failing:
                     differing.append((doc, key, failing))
         if not differing:
-            result.append(nodes.paragraph("", _("No example differs between releases.")))
+            result.append(_para(_("No example differs between releases.")))
             return result
         detail_rows: list[list[nodes.Node | str]] = []
         for doc, key, failing in differing:
@@ -222,7 +231,7 @@ class MatrixCompatibility(SphinxDirective):
             block["language"] = "text"
             detail = nodes.container(
                 "",
-                nodes.paragraph("", _("Output on {release}").format(release=failing[-1])),
+                _para(_("Output on {release}").format(release=failing[-1])),
                 block,
             )
             detail_rows.append(
