@@ -26,7 +26,7 @@ nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_venv = "yes"
 nox.options.error_on_external_run = True
-nox.options.sessions = ["lint", "tests", "doctest", "docs", "browser"]
+nox.options.sessions = ["lint", "tests", "doctest", "doctest_numerics", "docs", "browser"]
 
 ROOT = Path(__file__).resolve().parent
 DOCS = ROOT / "docs"
@@ -111,6 +111,28 @@ def doctest(session: nox.Session) -> None:
     session.run(
         "pytest", *DOCTEST_TARGETS, *session.posargs, env={"PTNOTES_DOCTEST_DEVICE": "cpu"}
     )  # fmt: skip
+
+
+#: Settings that change the rounding of BLAS-heavy results on one machine as another CPU or
+#: thread count does (MKL's code path, the thread count, ATen's vector ISA).
+NUMERICS = {
+    "mkl-compatible-1-thread": {"MKL_CBWR": "COMPATIBLE", "OMP_NUM_THREADS": "1"},
+    "mkl-avx2-default-isa": {"MKL_CBWR": "AVX2", "ATEN_CPU_CAPABILITY": "default"},
+}
+
+
+@nox.session
+@nox.parametrize("numerics", list(NUMERICS))
+def doctest_numerics(session: nox.Session, numerics: str) -> None:
+    """The doctests again under altered numerics, as another CPU would compute them.
+
+    An output that prints the last bits of a float reduction fails here before it fails on
+    a reader's machine. Part of `nox` (CI), one session per setting.
+    """
+    install(session, "test")
+    env = {"PTNOTES_DOCTEST_DEVICE": "cpu", **NUMERICS[numerics]}
+    session.log(" ".join(f"{k}={v}" for k, v in NUMERICS[numerics].items()))
+    session.run("pytest", *DOCTEST_TARGETS, "-q", *session.posargs, env=env)
 
 
 @nox.session(venv_params=["--system-site-packages"])
