@@ -14,36 +14,45 @@ One concept per submodule; ``import ptnotes`` makes all of them available:
 :mod:`ptnotes.training`     one training step, and gradient accumulation
 :mod:`ptnotes.graph`        the autograd graph as a text tree or Graphviz DOT
 :mod:`ptnotes.distributed`  run a function on N processes with a process group
+:mod:`ptnotes.hooks`        the gradient norm reaching each parameter, with temporary hooks
+:mod:`ptnotes.checkpoint`   save and resume model + optimizer state (``weights_only=True``)
+:mod:`ptnotes.validation`   the argument checks every public function uses
 ==========================  ===========================================================
 """
 
 from ptnotes import (
+    checkpoint,
     convert,
     data,
     distributed,
     finetune,
     functions,
     graph,
+    hooks,
     init,
     layers,
     models,
     sequential,
     training,
+    validation,
 )
 from ptnotes.convert import to_numpy
 
 __all__ = [
+    "checkpoint",
     "convert",
     "data",
     "distributed",
     "finetune",
     "functions",
     "graph",
+    "hooks",
     "init",
     "layers",
     "models",
     "sequential",
     "to_numpy",
     "training",
+    "validation",
 ]
 __version__ = "0.1.0"
