@@ -11,17 +11,19 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from functools import cache
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from tests.site.pages import ASSET_DIRS, REPO, html_pages
+from tests.site.pages import ASSET_DIRS, LANGUAGES, REPO, html_pages
 
 # -- internal links -----------------------------------------------------------------------
 
@@ -187,3 +189,55 @@ def test_schema_check_rejects_a_broken_config(config: str, schema: str, tmp_path
     result = check_jsonschema(schema, broken)
 
     assert result.returncode != 0, f"{schema} accepted a broken file:\n{result.stdout}"
+
+
+# -- gallery titles keep their code -------------------------------------------------------
+
+GRAPH_EXAMPLE = "plot_autograd_graph.html"
+# The graph example's title holds ``loss = mean((x*w1 + w2) * (x*w1*w3))``: its `*` must reach
+# the reader, not be read as emphasis markup (sphinx-gallery's title sanitizer once ate them).
+GRAPH_CODE = "x*w1"
+TAG = re.compile(r"<[^>]+>")
+
+
+def text_of(html_fragment: str) -> str:
+    return " ".join(unescape(TAG.sub("", html_fragment)).split())
+
+
+def graph_example_titles(site: Path, lang: str) -> dict[str, list[str]]:
+    """The graph example's title where a reader meets it: page heading, gallery thumbnail,
+    toctree (the sidebar of the gallery index), as plain text."""
+    page = (site / lang / "auto_examples" / GRAPH_EXAMPLE).read_text(encoding="utf-8")
+    index = (site / lang / "auto_examples" / "index.html").read_text(encoding="utf-8")
+    link = rf'<a class="reference internal" href="{re.escape(GRAPH_EXAMPLE)}">(.*?)</a>'
+    thumbnails = [
+        container
+        for container in re.findall(
+            r'<div class="sphx-glr-thumbcontainer".*?</div>\s*</div>', index, flags=re.S
+        )
+        if f'href="{GRAPH_EXAMPLE}"' in container
+    ]
+    return {
+        "page heading": [text_of(h1) for h1 in re.findall(r"<h1>(.*?)</h1>", page, flags=re.S)],
+        "gallery thumbnail": [
+            text_of(title)
+            for container in thumbnails
+            for title in re.findall(
+                r'<div class="sphx-glr-thumbnail-title">(.*?)</div>', container, flags=re.S
+            )
+        ],
+        "toctree": [
+            text_of(text)
+            for text in re.findall(rf'<li class="toctree-l\d[^"]*">\s*{link}', index, flags=re.S)
+        ],
+    }
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_graph_example_title_keeps_its_code(lang: str, site_dir: Path) -> None:
+    titles = graph_example_titles(site_dir, lang)
+    missing = [where for where, found in titles.items() if not found]
+    assert not missing, f"{lang}: the graph example's title was not found in {missing}"
+    wrong = {where: found for where, found in titles.items() if GRAPH_CODE not in " ".join(found)}
+    assert not wrong, f"{lang}: the title lost {GRAPH_CODE!r}: {wrong}"
+
