@@ -10,6 +10,7 @@ inline literal is set aside before it runs and put back, verbatim, afterwards.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -41,8 +42,8 @@ def keep_literals(sanitize: Callable[[str], str]) -> Callable[[str], str]:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    from sphinx_gallery import gen_rst
-
-    if not hasattr(gen_rst._sanitize_rst, "__wrapped__"):
-        gen_rst._sanitize_rst = keep_literals(gen_rst._sanitize_rst)
+    gen_rst = importlib.import_module("sphinx_gallery.gen_rst")  # untyped: no stubs
+    sanitize = gen_rst._sanitize_rst
+    if not hasattr(sanitize, "__wrapped__"):
+        gen_rst._sanitize_rst = keep_literals(sanitize)  # type: ignore[attr-defined]
     return {"parallel_read_safe": True, "parallel_write_safe": True}
