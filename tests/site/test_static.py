@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -241,3 +242,38 @@ def test_graph_example_title_keeps_its_code(lang: str, site_dir: Path) -> None:
     wrong = {where: found for where, found in titles.items() if GRAPH_CODE not in " ".join(found)}
     assert not wrong, f"{lang}: the title lost {GRAPH_CODE!r}: {wrong}"
 
+
+# -- links into the PyTorch docs ----------------------------------------------------------
+
+TORCH_LAYOUT = REPO / "docs" / "_inv" / "torch-layout.json"
+TORCH_HREF = re.compile(r'href="(https://docs\.pytorch\.org/docs/stable/[^"]*)"')
+
+
+def torch_links(site: Path) -> dict[str, list[str]]:
+    """Every link of the built site into the PyTorch docs: url -> pages that use it."""
+    links: dict[str, list[str]] = {}
+    for relative in html_pages(site):
+        text = (site / relative).read_text(encoding="utf-8")
+        for url in TORCH_HREF.findall(text):
+            links.setdefault(unescape(url), []).append(relative.as_posix())
+    return links
+
+
+def test_torch_links_land_on_official_pages_and_anchors(site_dir: Path) -> None:
+    """Each link into docs.pytorch.org names a page, and an anchor on it, that PyTorch's docs
+    have (docs/_inv/torch-layout.json: derived from PyTorch's docs sources with the inventory,
+    by `python -m ptnotes_dev.inventory --offline`)."""
+    data = json.loads(TORCH_LAYOUT.read_text(encoding="utf-8"))
+    base, pages = data["base"], {page: set(anchors) for page, anchors in data["pages"].items()}
+    links = torch_links(site_dir)
+    assert links, "the site links to no PyTorch docs page: is intersphinx working?"
+    broken = []
+    for url, used_on in sorted(links.items()):
+        page, _, anchor = url.removeprefix(base).partition("#")
+        if page not in pages or (anchor and anchor not in pages[page]):
+            broken.append(f"{url} (on {len(used_on)} pages, e.g. {used_on[0]})")
+    occurrences = sum(len(used_on) for used_on in links.values())
+    assert not broken, (
+        f"{len(broken)} of {len(links)} PyTorch links ({occurrences} occurrences) land on no "
+        "page/anchor of the official layout:\n" + "\n".join(broken)
+    )
