@@ -36,7 +36,8 @@ def to_numpy(tensor: torch.Tensor, *, copy: bool = False) -> npt.NDArray[np.gene
     Raises:
         TypeError: if ``tensor`` is not a :class:`torch.Tensor`, or ``copy`` is not a
             ``bool``.
-        ValueError: if ``tensor`` is sparse, or its dtype has no NumPy twin (``bfloat16``).
+        ValueError: if ``tensor`` is sparse or on the meta device, or its dtype has no
+            NumPy twin (``bfloat16``).
 
     Examples:
         >>> import torch
@@ -60,8 +61,12 @@ def to_numpy(tensor: torch.Tensor, *, copy: bool = False) -> npt.NDArray[np.gene
     if tensor.layout != torch.strided:
         expected = "a dense (strided) tensor (call .to_dense() first)"
         raise argument_error(to_numpy, "tensor", tensor, expected, got=f"layout {tensor.layout}")
+    if tensor.is_meta:
+        expected = "a tensor with data (a meta tensor has only a shape and a dtype)"
+        raise argument_error(to_numpy, "tensor", tensor, expected, got="a meta tensor")
     try:
-        array = tensor.detach().cpu().numpy()
+        # resolve_conj/resolve_neg: .numpy() refuses a lazily conjugated or negated view
+        array = tensor.detach().resolve_conj().resolve_neg().cpu().numpy()
     except TypeError as error:  # torch's word for "NumPy has no such dtype"
         expected = "of a dtype NumPy has (convert first, e.g. .float())"
         raise argument_error(to_numpy, "tensor", tensor, expected) from error

@@ -32,23 +32,19 @@ def _replicas(caller: Callable[..., Any], num_replicas: object, rank: object) ->
     return replicas, rank_
 
 
-def _index_tensor(caller: Callable[..., Any], indices: object) -> torch.Tensor:
+def _index_tensor(caller: Callable[..., Any], name: str, indices: object) -> torch.Tensor:
     """Turn a 1-D integer tensor or a sequence of ints into a 1-D int64 CPU tensor."""
     if isinstance(indices, torch.Tensor):
         if indices.ndim != 1 or indices.dtype not in (torch.int64, torch.int32):
-            raise ValueError(
-                f"{caller.__qualname__}() expects indices to be a 1-D int64 or int32 tensor, "
-                f"got a tensor with ndim={indices.ndim} and dtype={indices.dtype}"
-            )
+            got = f"a tensor with ndim={indices.ndim} and dtype={indices.dtype}"
+            raise argument_error(caller, name, indices, "a 1-D int64 or int32 tensor", got=got)
         return indices
     if isinstance(indices, Sequence) and not isinstance(indices, str | bytes):
         for position, index in enumerate(indices):
-            check_int(caller, f"indices[{position}]", index)
+            check_int(caller, f"{name}[{position}]", index)
         return torch.tensor(list(indices), dtype=torch.int64, device="cpu")
-    raise TypeError(
-        f"{caller.__qualname__}() expects indices to be a sequence of ints or a 1-D integer "
-        f"tensor, got {type(indices).__name__}"
-    )
+    expected = "a sequence of ints or a 1-D integer tensor"
+    raise argument_error(caller, name, indices, expected, error=TypeError)
 
 
 class TensorBatchDataset(Dataset[Batch]):
@@ -136,7 +132,7 @@ class TensorBatchDataset(Dataset[Batch]):
         """
         if isinstance(index, int | slice) and not isinstance(index, bool):
             return tuple(tensor[index] for tensor in self.tensors)
-        rows = _index_tensor(TensorBatchDataset.__getitem__, index)
+        rows = _index_tensor(TensorBatchDataset.__getitem__, "index", index)
         return tuple(tensor[rows] for tensor in self.tensors)
 
     def __getitems__(self, indices: Sequence[int] | torch.Tensor) -> Batch:
@@ -154,7 +150,7 @@ class TensorBatchDataset(Dataset[Batch]):
             ValueError: if an index tensor is not 1-D and integer.
             IndexError: if an index is out of range.
         """
-        rows = _index_tensor(TensorBatchDataset.__getitems__, indices)
+        rows = _index_tensor(TensorBatchDataset.__getitems__, "indices", indices)
         return tuple(tensor[rows] for tensor in self.tensors)
 
     def __len__(self) -> int:
@@ -173,6 +169,35 @@ def _rank_share(num_samples: int, num_replicas: int, rank: int) -> tuple[int, in
     """
     usable = num_samples - num_samples % num_replicas
     return rank, usable, num_replicas
+
+
+def _sampler_options(
+    caller: Callable[..., Any],
+    batch_size: object,
+    shuffle: object,
+    drop_last: object,
+    generator: object,
+    num_replicas: object,
+    rank: object,
+    seed: object,
+) -> tuple[int, bool, bool, torch.Generator | None, int, int, int]:
+    """Check the options of a :class:`BatchIndexSampler` in the name of ``caller``."""
+    size = check_int(caller, "batch_size", batch_size, minimum=1)
+    replicas, rank_ = _replicas(caller, num_replicas, rank)
+    shuffle_ = check_bool(caller, "shuffle", shuffle)
+    drop_last_ = check_bool(caller, "drop_last", drop_last)
+    if generator is not None:
+        generator = check_type(
+            caller, "generator", generator, torch.Generator, expected="a torch.Generator or None"
+        )
+        if replicas > 1:
+            expected = (
+                f"None with num_replicas={replicas} (every rank must draw the "
+                "same permutation: use seed and set_epoch instead)"
+            )
+            raise argument_error(caller, "generator", generator, expected)
+    seed_ = check_seed(caller, "seed", seed)
+    return size, shuffle_, drop_last_, generator, replicas, rank_, seed_
 
 
 class BatchIndexSampler(Sampler[torch.Tensor]):
@@ -249,22 +274,17 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
             expected = "a number of samples (int) or a sized dataset"
             raise argument_error(me, "data_source", data_source, expected, error=TypeError)
         self.num_samples = num_samples
-        self.batch_size = check_int(me, "batch_size", batch_size, minimum=1)
-        self.num_replicas, self.rank = _replicas(me, num_replicas, rank)
-        self.shuffle = check_bool(me, "shuffle", shuffle)
-        self.drop_last = check_bool(me, "drop_last", drop_last)
-        if generator is not None:
-            check_type(
-                me, "generator", generator, torch.Generator, expected="a torch.Generator or None"
-            )
-            if self.num_replicas > 1:
-                expected = (
-                    f"None with num_replicas={self.num_replicas} (every rank must draw the "
-                    "same permutation: use seed and set_epoch instead)"
-                )
-                raise argument_error(me, "generator", generator, expected)
-        self.generator = generator
-        self.seed = check_seed(me, "seed", seed)
+        (
+            self.batch_size,
+            self.shuffle,
+            self.drop_last,
+            self.generator,
+            self.num_replicas,
+            self.rank,
+            self.seed,
+        ) = _sampler_options(
+            me, batch_size, shuffle, drop_last, generator, num_replicas, rank, seed
+        )
         self.epoch = 0
 
     @property
@@ -394,6 +414,7 @@ def batched_loader(
     workers = check_int(me, "num_workers", num_workers, minimum=0)
     wait = check_number(me, "timeout", timeout, minimum=0)
     pin = check_bool(me, "pin_memory", pin_memory)
+    _sampler_options(me, batch_size, shuffle, drop_last, generator, num_replicas, rank, seed)
     sampler = BatchIndexSampler(
         dataset,
         batch_size,

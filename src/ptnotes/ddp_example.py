@@ -143,7 +143,8 @@ def ddp_step(rank: int, world_size: int) -> StepResult:
     group = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
     if (rank, world_size) != group:
         expected = f"the process group's rank and world size, {group}"
-        raise argument_error(ddp_step, "(rank, world_size)", (rank, world_size), expected)
+        got = f"{(rank, world_size)}"
+        raise argument_error(ddp_step, "(rank, world_size)", (rank, world_size), expected, got=got)
     dataset = make_dataset()
     if len(dataset) % world_size:
         expected = f"a divisor of the dataset size, {len(dataset)}"

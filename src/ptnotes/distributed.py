@@ -63,6 +63,7 @@ def find_free_port(host: str = "127.0.0.1") -> int:
 
     Raises:
         TypeError: if ``host`` is not a str.
+        ValueError: if ``host`` is not a name or address of this machine.
 
     Examples:
         >>> from ptnotes.distributed import find_free_port
@@ -71,7 +72,12 @@ def find_free_port(host: str = "127.0.0.1") -> int:
     """
     check_type(find_free_port, "host", host, str)
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
+        try:
+            sock.bind((host, 0))
+        except OSError as error:  # unknown name, or an address of another machine
+            expected = "a name or IPv4 address of this machine"
+            got = f"{host!r} ({error.strerror or error})"
+            raise argument_error(find_free_port, "host", host, expected, got=got) from error
         port: int = sock.getsockname()[1]
     return port
 

@@ -9,7 +9,12 @@ from typing import Any
 import torch
 from torch import nn
 
-from ptnotes.validation import argument_error, check_optimizer_options, check_type
+from ptnotes.validation import (
+    argument_error,
+    check_bool,
+    check_optimizer_options,
+    check_type,
+)
 
 __all__ = ["freeze", "param_groups", "replace_head", "unfreeze"]
 
@@ -58,7 +63,9 @@ def _select(
         _pattern(caller, "pattern", pattern)
         chosen = [(n, p) for n, p in named if fnmatchcase(n, pattern)]
     elif callable(pattern):
-        chosen = [(n, p) for n, p in named if pattern(n, p)]
+        # a real bool: a truthy "no" or a tensor must not select (or crash) silently
+        label = "pattern(name, parameter)"
+        chosen = [(n, p) for n, p in named if check_bool(caller, label, pattern(n, p))]
     else:
         expected = "None, a str or a callable (name, parameter) -> bool"
         raise argument_error(caller, "pattern", pattern, expected, error=TypeError)
@@ -103,8 +110,9 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         registration order (already-frozen matches are not listed).
 
     Raises:
-        TypeError: if ``module`` is not a :class:`torch.nn.Module`, or ``pattern`` is
-            neither ``None``, a ``str`` nor a callable.
+        TypeError: if ``module`` is not a :class:`torch.nn.Module`, ``pattern`` is
+            neither ``None``, a ``str`` nor a callable, or a predicate returns something
+            other than a ``bool``.
         ValueError: if a pattern or predicate selects no parameter (the message
             lists some real names), or the pattern is empty.
 
@@ -138,8 +146,9 @@ def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         The names of the parameters that were frozen and are now trainable.
 
     Raises:
-        TypeError: if ``module`` is not a :class:`torch.nn.Module`, or ``pattern`` is
-            neither ``None``, a ``str`` nor a callable.
+        TypeError: if ``module`` is not a :class:`torch.nn.Module`, ``pattern`` is
+            neither ``None``, a ``str`` nor a callable, or a predicate returns something
+            other than a ``bool``.
         ValueError: if a pattern or predicate selects no parameter, or the pattern is
             empty.
 

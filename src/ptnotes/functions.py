@@ -407,6 +407,9 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
     high = check_number(clamp_, "max", max, finite=False)
     if low > high:
         raise argument_error(clamp_, "max", max, f"a number >= min={min}")
+    # x.clamp_ refuses a bound beyond the dtype's range (1e6 for float16); rounded to the
+    # dtype first, such a bound becomes inf, which is what it means there
+    low, high = (torch.tensor(b, dtype=torch.float64).to(x.dtype).item() for b in (low, high))
     if x.is_leaf and x.requires_grad and torch.is_grad_enabled():
         expected = (
             "a tensor that may be modified in place, not a leaf that requires grad "

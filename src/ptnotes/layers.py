@@ -36,9 +36,10 @@ class Linear(nn.Module):
 
     Raises:
         TypeError: if ``in_features`` or ``out_features`` is not an ``int``, ``bias``
-            is not a ``bool``, or ``dtype`` is not a :class:`torch.dtype`.
-        ValueError: if ``in_features`` or ``out_features`` is below 1, or ``dtype``
-            is not a floating point dtype.
+            is not a ``bool``, ``device`` is not a :class:`torch.device`, ``str`` or
+            ``int``, or ``dtype`` is not a :class:`torch.dtype`.
+        ValueError: if ``in_features`` or ``out_features`` is below 1, ``device``
+            names no device type (``"gpu"``), or ``dtype`` is not a floating point dtype.
 
     Examples:
         >>> import torch
@@ -78,6 +79,14 @@ class Linear(nn.Module):
         check_int(Linear, "in_features", in_features, minimum=1)
         check_int(Linear, "out_features", out_features, minimum=1)
         check_bool(Linear, "bias", bias)
+        if device is not None:
+            expected = "a torch.device, str, int or None"
+            check_type(Linear, "device", device, (torch.device, str, int), expected=expected)
+            try:
+                device = torch.device(device)
+            except RuntimeError as error:  # "gpu": torch lists the device types it knows
+                got = f"{device!r} ({error})"
+                raise argument_error(Linear, "device", device, "a device", got=got) from error
         if dtype is not None:
             check_type(Linear, "dtype", dtype, torch.dtype, expected="a torch.dtype or None")
             if not dtype.is_floating_point:

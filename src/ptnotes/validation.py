@@ -46,6 +46,9 @@ T = TypeVar("T")
 #: kept below ``2**63``.
 MAX_SEED = 2**63 - 1
 
+#: Options whose default is ``None`` ("let torch choose") but which are flags when given.
+_OPTIONAL_FLAGS = frozenset({"foreach", "fused"})
+
 _SHORT = reprlib.Repr()
 _SHORT.maxstring = 40
 _SHORT.maxother = 40
@@ -397,18 +400,21 @@ def _option(
     kinds = {type(d) for d in defaults if d is not None and d is not inspect.Parameter.empty}
     if option is None and (None in defaults or not kinds):
         return
-    if kinds and kinds <= {bool}:
+    tuples = [d for d in defaults if isinstance(d, tuple)]
+    if key in _OPTIONAL_FLAGS or (kinds and kinds <= {bool}):
         check_bool(caller, label, option)
-    elif kinds and kinds <= {int, float, torch.Tensor}:
+    elif tuples and (isinstance(option, tuple | list) or not kinds - {tuple}):
+        lengths = {len(d) for d in tuples}
+        if not isinstance(option, tuple | list) or len(option) not in lengths:
+            expected = " or ".join(str(n) for n in sorted(lengths))
+            raise _fail(TypeError, caller, label, f"a tuple of {expected} numbers", option)
+        for position, item in enumerate(option):
+            if item is None and any(len(d) == len(option) and d[position] is None for d in tuples):
+                continue  # Adafactor's eps=(None, 1e-3): None means "choose for me"
+            check_number(caller, f"{label}[{position}]", item)
+    elif kinds & {int, float, torch.Tensor}:
         if key == "lr" and isinstance(option, torch.Tensor) and option.numel() == 1:
             option = option.item()
         number = check_number(caller, label, option)
         if number < 0 and all(d >= 0 for d in defaults if isinstance(d, int | float)):
             raise _fail(ValueError, caller, label, "a number >= 0", option)
-    elif kinds and kinds <= {tuple}:
-        lengths = {len(d) for d in defaults if isinstance(d, tuple)}
-        if not isinstance(option, tuple | list) or len(option) not in lengths:
-            expected = " or ".join(str(n) for n in sorted(lengths))
-            raise _fail(TypeError, caller, label, f"a tuple of {expected} numbers", option)
-        for position, item in enumerate(option):
-            check_number(caller, f"{label}[{position}]", item)
