@@ -163,7 +163,7 @@ def test_result_record_takes_its_goal_from_the_goal_table() -> None:
         params={},
         method="test",
     )
-    assert record["goal"] == {"op": op, "value": target, "met": 1.0 <= target}
+    assert record["goal"] == {"op": op, "value": target, "met": harness.goal_met(1.0, op, target)}
 
 
 def test_result_record_of_an_id_without_goal_has_none() -> None:
