@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import fcntl
 import hashlib
 import json
 import os
@@ -37,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -231,41 +233,52 @@ def _run(command: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[s
 
 
 def ensure_env(settings: Settings, release: str) -> Path:
-    """The release's virtual environment, created and installed once (a stamp file says so)."""
+    """The release's virtual environment: torch installed once, the rest when it changes.
+
+    Two stamp files say what is installed: the torch release (never reinstalled), and a hash
+    of the project's requirements and constraints (a change re-runs only that install).
+    """
     root = settings.root
     env = root / ENVS / f"torch-{release}"
     python = env / "bin" / "python"
-    constraints = root / "constraints.txt"
-    key = hashlib.sha256(
-        "\n".join(
-            [release, *(p.read_text() for p in (root / "pyproject.toml", constraints))]
-        ).encode()
-    ).hexdigest()
-    stamp = env / ".ptnotes-matrix"
-    if stamp.exists() and stamp.read_text() == key:
-        return python
-    _log(f"torch {release}: creating {env.relative_to(root)}")
-    shutil.rmtree(env, ignore_errors=True)
-    _run([sys.executable, "-m", "venv", str(env)]).check_returncode()
+    lock_path = root / ENVS / f".torch-{release}.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with lock_path.open("w") as lock:
+        # `prepare` may be installing this release in another process: wait for it.
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        torch_stamp, deps_stamp = env / ".ptnotes-torch", env / ".ptnotes-deps"
+        if not (torch_stamp.exists() and torch_stamp.read_text() == release):
+            _log(f"torch {release}: creating {env.relative_to(root)}")
+            shutil.rmtree(env, ignore_errors=True)
+            _run([sys.executable, "-m", "venv", str(env)]).check_returncode()
+            _pip(python, f"torch=={release}")
+            torch_stamp.write_text(release)
+        key = _requirements_key(root)
+        if not (deps_stamp.exists() and deps_stamp.read_text() == key):
+            _log(f"torch {release}: installing ptnotes[test,docs] and ptnotes_dev")
+            constraints = root / "constraints.txt"
+            _pip(python, "-c", str(constraints), "-e", f"{root}[test,docs]", "-e", f"{root}/tools")
+            deps_stamp.write_text(key)
+    return python
+
+
+def _requirements_key(root: Path) -> str:
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    tools = (root / "tools" / "pyproject.toml").read_text(encoding="utf-8")
+    parts = [
+        json.dumps(project.get("dependencies", [])),
+        json.dumps(project["optional-dependencies"]),
+    ]
+    parts += [tools, (root / "constraints.txt").read_text(encoding="utf-8")]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _pip(python: Path, *args: str) -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".txt") as empty:
         # The machine caps torch through a pip constraints file; the matrix lifts it.
-        pip_env = dict(os.environ, PIP_CONSTRAINT=empty.name)
-        install = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-        _run([*install, f"torch=={release}"], env=pip_env).check_returncode()
-        _run(
-            [
-                *install,
-                "-c",
-                str(constraints),
-                "-e",
-                f"{root}[test,docs]",
-                "-e",
-                str(root / "tools"),
-            ],
-            env=pip_env,
-        ).check_returncode()
-    stamp.write_text(key)
-    return python
+        env = dict(os.environ, PIP_CONSTRAINT=empty.name)
+        command = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        _run([*command, *args], env=env).check_returncode()
 
 
 def run_release(
@@ -336,6 +349,16 @@ def command_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_prepare(args: argparse.Namespace) -> int:
+    """Create the releases' environments ahead of a run (a second process may run this)."""
+    settings = load()
+    releases = args.release or newest_patches(registry_versions(), lower_bound(settings))
+    for release in reversed(releases) if args.newest_first else releases:
+        ensure_env(settings, release)
+        _log(f"torch {release}: environment ready")
+    return 0
+
+
 def command_plan(args: argparse.Namespace) -> int:
     settings = load()
     data = load_data(settings.root / DATA_FILE)
@@ -365,6 +388,10 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--release", action="append", help="only these releases (repeatable)")
     run.add_argument("--no-unit-tests", dest="unit_tests", action="store_false")
     run.set_defaults(func=command_run)
+    prepare = commands.add_parser("prepare", help="create the releases' environments only")
+    prepare.add_argument("--release", action="append", help="only these releases")
+    prepare.add_argument("--newest-first", action="store_true")
+    prepare.set_defaults(func=command_prepare)
     plan = commands.add_parser("plan", help="the files a release would run")
     plan.add_argument("--release", required=True)
     plan.add_argument("--device", default="cpu")
