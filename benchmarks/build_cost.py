@@ -235,27 +235,19 @@ def plain_execution() -> dict[str, Any]:
     evaluator = PlainEvaluator()
     setup = doctesting.reset_state("cpu")
     documents = 0
-    for sybil in doctesting.sybils(ROOT, "cpu", evaluator=evaluator):
-        folder = Path(sybil.path)
-        for path in sorted(folder.rglob("*")):
-            if not path.is_file() or not sybil.should_parse(path):
-                continue
-            document = sybil.parse(path)
-            examples = list(document.examples())
-            if not examples:
-                continue
-            documents += 1
-            setup(document.namespace)
-            try:
-                with _captured_output():
-                    for example in examples:
-                        evaluator.counts["examples"] += 1
-                        try:
-                            example.evaluate()
-                        except Exception:  # a plain code block that raises: count, go on
-                            evaluator.counts["raised"] += 1
-            finally:
-                doctesting.restore_state(document.namespace)
+    for document in doctesting.documents(doctesting.sybils(ROOT, "cpu", evaluator=evaluator)):
+        documents += 1
+        setup(document.namespace)
+        try:
+            with _captured_output():
+                for example in document.examples():
+                    evaluator.counts["examples"] += 1
+                    try:
+                        example.evaluate()
+                    except Exception:  # a plain code block that raises: count, go on
+                        evaluator.counts["raised"] += 1
+        finally:
+            doctesting.restore_state(document.namespace)
     return {
         "documents": documents,
         **evaluator.counts,

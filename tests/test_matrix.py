@@ -37,8 +37,8 @@ B = matrix.Example("b" * 16, "docs/b.md", 5)
 
 
 def test_newest_patch_of_each_minor_from_the_lower_bound() -> None:
-    versions = ["2.15.0", "2.14.1", "2.14.0", "2.13.0+cpu", "2.13.0", "2.4.1", "2.4.0", "2.3.1"]
-    assert matrix.newest_patches(versions, "2.4") == ["2.4.1", "2.13.0", "2.14.1", "2.15.0"]
+    versions = ["2.15.0", "2.14.1", "2.14.0", "2.12.0+cpu", "2.12.0", "2.4.1", "2.4.0", "2.3.1"]
+    assert matrix.newest_patches(versions, "2.4") == ["2.4.1", "2.12.0", "2.14.1", "2.15.0"]
 
 
 def test_lower_bound_is_the_package_requirement() -> None:

@@ -11,7 +11,9 @@ check and measure the project. One module per job:
 :mod:`ptnotes_dev.i18n`             the zh_CN catalogs: completeness, glossary, sync
 :mod:`ptnotes_dev.site`             files generated from the settings (switcher, root page)
 :mod:`ptnotes_dev.inventory`        the committed intersphinx inventories
-:mod:`ptnotes_dev.bench`            the measuring harness behind ``nox -s bench``
+:mod:`ptnotes_dev.bench`            the measuring harness behind ``nox -s bench``; the goals
+:mod:`ptnotes_dev.measure`          torch's time and memory measured the bench page's way
+:mod:`ptnotes_dev.matrix`           every example on every torch release (``nox -s matrix``)
 :mod:`ptnotes_dev.sphinx`           the Sphinx extensions, one per job
 ==================================  ==========================================================
 """

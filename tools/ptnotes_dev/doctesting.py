@@ -21,13 +21,13 @@ from __future__ import annotations
 import doctest
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sybil import Example, Sybil
+from sybil import Document, Example, Sybil
 from sybil.document import PythonDocStringDocument
 from sybil.evaluators.doctest import DocTestEvaluator, OutputChecker
 from sybil.parsers.abstract.codeblock import PythonDocTestOrCodeBlockParser
@@ -263,6 +263,16 @@ def sybils(
     return collection
 
 
+def documents(collection: SybilCollection) -> Iterator[Document]:
+    """Every document of ``collection`` that has examples, parsed, in path order per Sybil."""
+    for sybil in collection:
+        for path in sorted(Path(sybil.path).rglob("*")):
+            if path.is_file() and sybil.should_parse(path):
+                document = sybil.parse(path)
+                if next(iter(document.examples()), None) is not None:
+                    yield document
+
+
 __all__ = [
     "DEVICE_ENV",
     "REQUIRES_CUDA",
@@ -270,6 +280,7 @@ __all__ = [
     "DeviceAgnosticChecker",
     "Selection",
     "check_device",
+    "documents",
     "environment_summary",
     "reset_state",
     "restore_state",

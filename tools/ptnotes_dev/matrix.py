@@ -103,21 +103,17 @@ class KeyCounter:
 
 def current_examples(settings: Settings | None = None) -> list[Example]:
     """Every example the doctest sessions collect today, in file order."""
-    from ptnotes_dev.doctesting import sybils
+    from ptnotes_dev.doctesting import documents, sybils
 
     settings = settings or load()
     root = settings.root
     counter = KeyCounter()
     found: list[Example] = []
-    for sybil in sybils(root, "cpu"):
-        folder = Path(sybil.path)
-        for path in sorted(folder.rglob("*")):
-            if not path.is_file() or not sybil.should_parse(path):
-                continue
-            doc = path.relative_to(root).as_posix()
-            for example in sybil.parse(path).examples():
-                key = counter.key(doc, example_text(example.parsed))
-                found.append(Example(key, doc, example.line))
+    for document in documents(sybils(root, "cpu")):
+        doc = Path(document.path).relative_to(root).as_posix()
+        for example in document.examples():
+            key = counter.key(doc, example_text(example.parsed))
+            found.append(Example(key, doc, example.line))
     return found
 
 

@@ -7,6 +7,8 @@
 ``ptnotes_dev.sphinx.claims``               the claims ledger and errata (``docs/claims/*.toml``)
 ``ptnotes_dev.sphinx.interview``            the interview index (each page's "In an interview")
 ``ptnotes_dev.sphinx.bench_tables``         the measured numbers (``docs/_data/bench.json``)
+``ptnotes_dev.sphinx.matrix``               release-matrix stamps, compatibility page, ledger dates
+``ptnotes_dev.sphinx.gallery_titles``       gallery thumbnail titles keep their inline code
 ==========================================  ====================================================
 
 Each registers its settings with ``app.add_config_value``; ``docs/conf.py`` sets them from the
