@@ -155,6 +155,10 @@ def _add_stamp(app: Sphinx, doctree: nodes.document) -> None:
         doc = source.relative_to(Path(app.srcdir).parent).as_posix()
     except ValueError:
         return
+    modules = app.config.ptnotes_matrix_api_pages
+    if docname.startswith(modules[0]):
+        # An API page shows one module's docstrings: the module's examples are its examples.
+        doc = modules[1].format(name=docname.removeprefix(modules[0]))
     text = stamp_text(app, doc)
     section = next(iter(doctree.findall(nodes.section)), None)
     if text is None or section is None:
@@ -316,6 +320,10 @@ def _compile_catalogs(app: Sphinx) -> Path:
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("ptnotes_matrix_file", "_data/matrix.json", "env", types=[str])
     app.add_config_value("ptnotes_matrix_page", "compatibility", "env", types=[str])
+    #: API pages (docname prefix) and the source file of their module's docstrings.
+    app.add_config_value(
+        "ptnotes_matrix_api_pages", ("api/", "src/ptnotes/{name}.py"), "env", types=[tuple]
+    )
     app.add_message_catalog(CATALOG, str(_compile_catalogs(app)))
     app.connect("doctree-read", _add_stamp)
     app.add_directive("matrix-compatibility", MatrixCompatibility)

@@ -1,0 +1,96 @@
+"""The built site says what the release matrix's data says: stamps, compatibility, ledger dates.
+
+Each check derives what a page must show from ``docs/_data/matrix.json`` and today's examples
+(the same data the build read), then reads the built HTML: a stale build, or an extension that
+renders something else than the data, fails here.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import cache
+from html import unescape
+from pathlib import Path
+
+import pytest
+from ptnotes_dev import matrix
+
+from tests.site.pages import LANGUAGES, REPO
+
+DATA = matrix.load_data(REPO / matrix.DATA_FILE)
+CPU = matrix.cpu_columns(DATA)
+KEYS: dict[str, list[str]] = {}
+for _example in matrix.current_examples():
+    KEYS.setdefault(_example.doc, []).append(_example.key)
+PAGES = sorted(doc for doc in KEYS if doc.startswith("docs/") and doc.endswith(".md"))
+TAG = re.compile(r"<[^>]+>")
+
+
+@cache
+def text_of(path: Path) -> str:
+    return " ".join(unescape(TAG.sub(" ", path.read_text(encoding="utf-8"))).split())
+
+
+def built(site_dir: Path, lang: str, doc: str) -> Path:
+    return site_dir / lang / doc.removeprefix("docs/").replace(".md", ".html")
+
+
+def stamp(site_dir: Path, lang: str, doc: str) -> str:
+    html = built(site_dir, lang, doc).read_text(encoding="utf-8")
+    match = re.search(r'class="[^"]*ptnotes-stamp[^"]*">(.*?)</div>', html, re.DOTALL)
+    assert match, f"{doc}: no stamp in the {lang} edition"
+    return " ".join(unescape(TAG.sub(" ", match.group(1))).split())
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("doc", PAGES)
+def test_every_page_with_examples_has_its_stamp(site_dir: Path, lang: str, doc: str) -> None:
+    status = matrix.page_status(DATA, KEYS[doc], CPU)
+    text = stamp(site_dir, lang, doc)
+    if status.passed_on:
+        first, last = status.passed_on[0], status.passed_on[-1]
+        assert first in text, (doc, lang, text)
+        assert last in text, (doc, lang, text)
+        assert str(status.examples - status.unrecorded) in text, (doc, lang, text)
+    for release in status.failed_on:
+        assert release in text, (doc, lang, text)
+    if status.unrecorded:
+        assert str(status.unrecorded) in text, (doc, lang, text)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_compatibility_page_lists_every_example_that_differs(site_dir: Path, lang: str) -> None:
+    text = text_of(site_dir / lang / "compatibility.html")
+    for doc, keys in KEYS.items():
+        for key in keys:
+            failing = [c for c in CPU if matrix.outcome(DATA, key, c) == "failed"]
+            if not failing:
+                continue
+            line = DATA["examples"][key]["line"]
+            assert f"{doc}:{line}" in text, f"{doc}:{line} differs on {failing}"
+            since = matrix.holds_since(DATA, [key], CPU)
+            if since is not None:
+                assert since in text
+
+
+def changed_claims() -> list[dict[str, str]]:
+    claims = []
+    for path in sorted((REPO / "docs" / "claims").glob("*.toml")):
+        claims += [
+            c for c in tomllib.loads(path.read_text(encoding="utf-8")).get("claim", [])
+            if c.get("status") == "changed"
+        ]  # fmt: skip
+    return claims
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_changed_claims_carry_the_release_the_data_gives(site_dir: Path, lang: str) -> None:
+    if not CPU:
+        pytest.fail("no matrix data: run `nox -s matrix`")
+    html = (site_dir / lang / "errata.html").read_text(encoding="utf-8")
+    since = re.findall(r'class="[^"]*ptnotes-since[^"]*">(.*?)</p>', html, re.DOTALL)
+    releases = {r for sentence in since for r in re.findall(r"\d+\.\d+\.\d+", sentence)}
+    assert since, "the errata page dates no changed claim"
+    assert releases <= set(CPU)
+    assert len(since) <= len(changed_claims())
