@@ -41,7 +41,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: The largest seed accepted: :meth:`torch.Generator.manual_seed` takes up to
+#: The largest seed accepted. :meth:`torch.Generator.manual_seed` takes up to
 #: ``2**64 - 1``, and a sampler adds the epoch to its seed, so seeds and epochs are each
 #: kept below ``2**63``.
 MAX_SEED = 2**63 - 1
