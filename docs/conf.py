@@ -25,6 +25,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.intersphinx",
+    "sphinx.ext.graphviz",
     "sphinx_copybutton",
     "sphinx_design",
     "sphinx_gallery.gen_gallery",
@@ -40,6 +41,7 @@ extensions = [
     "ptnotes_dev.sphinx.matrix",
     "ptnotes_dev.sphinx.bench_tables",
     "ptnotes_dev.sphinx.gallery_titles",
+    "ptnotes_dev.sphinx.autograd_graph",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
@@ -85,6 +87,14 @@ intersphinx_timeout = 5
 # NumPy publishes no inventory that can be had offline here (no Debian package, not in the
 # wheel), so NumPy types in signatures stay plain text instead of failing the nitpicky build.
 nitpick_ignore_regex = [("py:class", r"(np|npt|numpy)\..*")]
+# A type variable of ptnotes.validation's signatures: autodoc names it, nothing documents it.
+nitpick_ignore = [("py:class", "ptnotes.validation.T")]
+
+# -- graphviz: autograd graphs ({autograd-graph}) drawn by `dot` from ptnotes.graph.graph_dot --
+graphviz_output_format = "svg"
+# A transparent background: in dark mode the drawing is inverted (_static/ptnotes.css) and
+# sits on the page's own background instead of a grey box.
+graphviz_dot_args = ["-Gbgcolor=transparent"]
 
 # -- copybutton: a copied example holds only the code -------------------------
 copybutton_prompt_text = r">>> |\.\.\. |\$ "
@@ -115,16 +125,19 @@ sphinx_gallery_conf = {
 html_theme = "pydata_sphinx_theme"
 html_title = "ptnotes"
 html_static_path = ["_static"]
+# Overrides of the theme's components (the language switcher, the search button).
+templates_path = ["_templates"]
 html_css_files = ["ptnotes.css"]
+html_js_files = [("ptnotes-switcher.js", {"defer": "defer"})]
 html_favicon = "_static/favicon.svg"
 html_last_updated_fmt = None
 html_show_sourcelink = False
 html_context = {"default_mode": "light"}
 html_theme_options = {
     "navbar_end": ["version-switcher", "theme-switcher"],
-    # json_url and version_match: set by ptnotes_dev.sphinx.switcher for the edition built.
-    "switcher": {},
-    "check_switcher": False,
+    # "version-switcher" is the language switcher, rendered with each page from
+    # ptnotes_switcher (docs/_templates/version-switcher.html, ptnotes_dev.sphinx.switcher);
+    # header_dropdown_text ("More") is set per edition by the same extension.
     "show_version_warning_banner": False,
     "navigation_with_keys": False,
     "show_toc_level": 2,

@@ -202,6 +202,9 @@ def reset_state(device: str) -> Callable[[dict[str, Any]], None]:
             torch.is_grad_enabled(),
         )
         torch.manual_seed(0)
+        # Functions a page defines belong to an importable module: torch.compile (dynamo)
+        # imports a function's module, and Sybil's default, "__test__", is not one.
+        namespace["__name__"] = "__main__"
         if device == "cuda":
             torch.set_default_device("cuda")
 

@@ -372,6 +372,21 @@ def command_merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_forget(args: argparse.Namespace) -> int:
+    """Drop the results of some files (all releases): their next run executes them again.
+
+    For a change outside the examples that changes their outcome (the doctest machinery).
+    """
+    settings = load()
+    path = settings.root / DATA_FILE
+    data = load_data(path)
+    before = len(data["examples"])
+    data["examples"] = {k: e for k, e in data["examples"].items() if e["doc"] not in args.doc}
+    save_data(path, data)
+    print(f"forgot {before - len(data['examples'])} examples of {len(args.doc)} file(s)")
+    return 0
+
+
 def command_releases(args: argparse.Namespace) -> int:
     print(" ".join(newest_patches(registry_versions(), lower_bound(load()))))
     return 0
@@ -395,6 +410,9 @@ def main(argv: list[str] | None = None) -> int:
     merge_ = commands.add_parser("merge", help="merge a --record-results file")
     merge_.add_argument("results")
     merge_.set_defaults(func=command_merge)
+    forget = commands.add_parser("forget", help="drop the results of files (all releases)")
+    forget.add_argument("doc", nargs="+", help="files as the data names them (docs/x.md)")
+    forget.set_defaults(func=command_forget)
     releases = commands.add_parser("releases", help="the releases the matrix covers")
     releases.set_defaults(func=command_releases)
     args = parser.parse_args(argv)
