@@ -1,8 +1,8 @@
 """reST inline markup in the zh_CN catalogs is still markup after translation.
 
-The gallery (``auto_examples/``) and the API pages (``api/*.rst``) are reStructuredText, and reST only
-recognises inline markup whose end is followed by whitespace or by one of a few punctuation
-characters (and whose start is preceded by them). Chinese has no spaces, so
+The gallery (``auto_examples/``) and the API pages (``api/*.rst``) are reStructuredText, and
+reST only recognises inline markup whose end is followed by whitespace or by one of a few
+punctuation characters (and whose start is preceded by them). Chinese has no spaces, so
 ``采用 ``normal(0, 0.02)``（偏置为零）`` shows the backticks and sets the rest of the sentence
 in monospace: ``（`` (an opening bracket) and CJK characters are not allowed after the end. The
 fix is an escaped space, ``\\ ``, which reST removes: ````normal(0, 0.02)``\\ （``. The MyST
@@ -10,6 +10,7 @@ pages (everything else) do not have this rule. The built pages are checked as we
 ``tests/site/test_zh_markup.py``.
 """
 
+# ruff: noqa: RUF001, RUF002  (Chinese text: fullwidth punctuation is the point)
 from __future__ import annotations
 
 import re

@@ -10,6 +10,7 @@ The catalogs themselves are checked, faster and before a build, by
 ``tests/test_zh_markup_catalogs.py``.
 """
 
+# ruff: noqa: RUF001  (the examples are Chinese text: fullwidth punctuation is the point)
 from __future__ import annotations
 
 import re
@@ -74,7 +75,7 @@ def leftovers(html: str) -> list[str]:
     return found
 
 
-def test_leftovers_finds_a_literal_that_reST_did_not_parse() -> None:
+def test_leftovers_finds_a_literal_that_rest_did_not_parse() -> None:
     html = "<p>采用 ``normal(0, 0.02)``（偏置为零）时</p><pre>x = `ok`</pre>"
     assert leftovers(html) == ["'`' in …采用 ``normal(0, 0.02)``（偏置为零）时…"] * 4
 
