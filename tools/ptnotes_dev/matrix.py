@@ -314,17 +314,45 @@ def run_release(
             recorded = json.loads(out.read_text(encoding="utf-8"))
         data = merge(data, recorded, examples)
     if unit_tests:
-        _log(f"{prefix}: unit tests")
-        done = _run(
-            [str(python), "-m", "pytest", "tests", "--ignore=tests/site", "-q"],
-            cwd=root, capture_output=True,
-        )  # fmt: skip
-        last = (done.stdout or "").strip().splitlines()[-1:] or ["(no output)"]
-        data["runs"].setdefault(release, {})["unit_tests"] = {
-            "exit_code": done.returncode,
-            "summary": last[0].strip("= "),
-        }
-        _log(f"{prefix}: unit tests exit {done.returncode}: {last[0]}")
+        data = run_unit_tests(settings, release, data, prefix)
+    return data
+
+
+def tests_key(root: Path) -> str:
+    """A hash of what the unit tests test: the tests, the package and the machinery."""
+    digest = hashlib.sha256()
+    for folder in ("tests", "src", "tools"):
+        for path in sorted((root / folder).rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def run_unit_tests(
+    settings: Settings, release: str, data: dict[str, Any], prefix: str
+) -> dict[str, Any]:
+    """The unit tests (tests/, not the browser tests) on one release, unless already run."""
+    root = settings.root
+    key = tests_key(root)
+    record = data["runs"].get(release, {}).get("unit_tests", {})
+    if record.get("source") == key:
+        _log(f"{prefix}: unit tests cached (exit {record['exit_code']})")
+        return data
+    python = ensure_env(settings, release)
+    _log(f"{prefix}: unit tests")
+    done = _run(
+        [str(python), "-m", "pytest", "tests", "--ignore=tests/site", "-q"],
+        cwd=root, capture_output=True,
+    )  # fmt: skip
+    last = (done.stdout or "").strip().splitlines()[-1:] or ["(no output)"]
+    failed = [line for line in (done.stdout or "").splitlines() if line.startswith("FAILED")]
+    data["runs"].setdefault(release, {})["unit_tests"] = {
+        "exit_code": done.returncode,
+        "summary": last[0].strip("= "),
+        "failed": failed[:50],
+        "source": key,
+    }
+    _log(f"{prefix}: unit tests exit {done.returncode}: {last[0]}")
     return data
 
 
@@ -338,9 +366,16 @@ def command_run(args: argparse.Namespace) -> int:
     data = load_data(path)
     started = time.perf_counter()
     for index, release in enumerate(releases, 1):
-        unit = args.unit_tests and release in (releases[0], releases[-1])
-        data = run_release(settings, release, data, examples, unit, index, len(releases))
+        data = run_release(settings, release, data, examples, False, index, len(releases))
         save_data(path, data)  # after every release: a partial run is not lost
+    if args.unit_tests:
+        # The newest, then upwards from the lowest until a release passes: the package's
+        # lower bound is the lowest release on which they pass.
+        for release in [releases[-1], *releases[:-1]]:
+            data = run_unit_tests(settings, release, data, f"unit tests (torch {release})")
+            save_data(path, data)
+            if release != releases[-1] and data["runs"][release]["unit_tests"]["exit_code"] == 0:
+                break
     _log(f"done in {time.perf_counter() - started:.0f} s; data in {DATA_FILE}")
     return 0
 
