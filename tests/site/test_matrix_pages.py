@@ -79,7 +79,7 @@ def changed_claims() -> list[dict[str, str]]:
     for path in sorted((REPO / "docs" / "claims").glob("*.toml")):
         claims += [
             c for c in tomllib.loads(path.read_text(encoding="utf-8")).get("claim", [])
-            if c.get("status") == "changed"
+            if c.get("status") == "outdated"
         ]  # fmt: skip
     return claims
 
