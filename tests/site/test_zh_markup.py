@@ -4,7 +4,8 @@ A translation can break the markup it carries: in a reST catalog (the gallery, t
 inline literal directly followed by a CJK character is not recognised, and the reader sees the
 backticks and half a sentence in the wrong font; a mistyped MyST role shows as ``{ref}`...```.
 This walks every zh_CN page of the built site (``PTNOTES_SITE_DIR``, default ``build/html``) and
-looks at its visible text outside code (``pre``, ``code``, ``kbd``, ``samp``, math, scripts) for
+looks at its visible text outside code (``pre``, ``code``, ``kbd``, ``samp``, math, scripts,
+signatures) and outside quotations of the original notes for
 what markup leaves behind: backticks, role syntax (``:py:``, ``:doc:``, ``{ref}``...) and ``**``.
 The catalogs themselves are checked, faster and before a build, by
 ``tests/test_zh_markup_catalogs.py``.
@@ -24,14 +25,17 @@ from tests.site.pages import default_site_dir, language_pages
 LANG = "zh_CN"
 # Elements whose text is code (or not text): their content may hold backticks legitimately.
 CODE_TAGS = frozenset({"pre", "code", "kbd", "samp", "tt", "script", "style", "textarea", "math"})
-# Classes that mark math (MathJax's source stays in the page until it is typeset) or code.
-CODE_CLASSES = frozenset({"math", "highlight", "notranslate"})
+# Classes whose text is verbatim: math (MathJax's source stays in the page until it is
+# typeset), code (Sphinx wraps code tokens in ``span.pre``; API signatures, ``**kwargs``
+# included, are ``dt.sig``), and the claims ledger's quotations of the original notes, which
+# keep the notes' own characters (``torch.nn.****``).
+CODE_CLASSES = frozenset({"math", "highlight", "notranslate", "pre", "sig", "ptnotes-quote"})
 VOID_TAGS = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
 )
 LEFTOVER = re.compile(
     r"`"  # a backtick of an unparsed literal, role or link
-    r"|\*\*"  # unparsed strong emphasis
+    r"|\*\*(?![A-Za-z_]\w*(?!\w|\*))"  # unparsed strong emphasis (not a parameter: **extra)
     r"|:(?:py:)?(?:func|class|meth|mod|attr|doc|ref|term|math|data|exc|obj|download):"  # reST role
     r"|:py:"
     r"|\{(?:py:[a-z]+|doc|ref|term|math|download|numref|eq)\}"  # MyST role
@@ -86,6 +90,7 @@ def test_leftovers_finds_a_literal_that_rest_did_not_parse() -> None:
         '<p>采用 <code class="docutils literal"><span class="pre">normal(0,</span></code>（</p>',
         '<p>比例 <span class="math notranslate nohighlight">\\(1/\\sqrt{3}\\)</span></p>',
         "<div class='highlight'><pre>a ** 2  # `b`</pre></div>",
+        "<li><p><strong>**extra</strong> -- 其他要保存的值</p></li>",
     ],
 )
 def test_leftovers_ignores_code_and_math(html: str) -> None:
