@@ -4,6 +4,7 @@ quoting its note verbatim, and agreeing with the project's measurements when it 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -18,8 +19,10 @@ CONF = eval_config_file(DOCS / "conf.py", Tags())
 
 CLAIMS = load_claims(DOCS / CONF["ptnotes_claims_dir"], CONF["ptnotes_claim_seeds"])
 FENCE = "`" * 3
-#: Verbatim copies of the source notes, named ``<seed>_<hash>.txt`` as they were handed over.
-NOTES = DOCS / CONF["ptnotes_claims_dir"] / "notes"
+#: The source notes, as they were handed over (``<seed>_<hash>.txt``). ptnotes quotes them
+#: but does not redistribute them: they live beside the repository, in the project's shared
+#: folder (``PTNOTES_SEEDS`` names another place).
+NOTES = Path(os.environ.get("PTNOTES_SEEDS") or ROOT.parent / "shared" / "seeds")
 BENCH = {
     b["id"]: b for b in json.loads((DOCS / CONF["ptnotes_bench_file"]).read_text())["benchmarks"]
 }
@@ -29,6 +32,8 @@ OK = 'id = "a"\nseed = "000"\nclaim = "c"\nquote = "q"\n'
 
 
 def note_text(seed: str) -> str:
+    if not NOTES.is_dir():
+        pytest.skip(f"the source notes are not here ({NOTES}): quotes cannot be checked")
     (path,) = NOTES.glob(f"{seed}_*.txt")
     return path.read_text(encoding="utf-8")
 
@@ -120,6 +125,8 @@ def test_claim_quote_is_short(claim: Claim) -> None:
 
 
 def test_notes_are_the_seeds_the_ledger_names() -> None:
+    if not NOTES.is_dir():
+        pytest.skip(f"the source notes are not here ({NOTES})")
     assert sorted(p.name[:3] for p in NOTES.glob("*.txt")) == sorted(CONF["ptnotes_claim_seeds"])
 
 
