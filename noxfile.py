@@ -99,7 +99,8 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Unit tests of the package and the project's own checks (tests/, except tests/site)."""
-    ensure_system_commands(session, {"msgfmt": "gettext"})
+    # dot: tests/test_gallery.py runs the gallery script that draws with Graphviz.
+    ensure_system_commands(session, {"msgfmt": "gettext", "dot": "graphviz"})
     install(session, "test", "docs")
     session.run("pytest", "tests", "--ignore=tests/site", *session.posargs)
 
@@ -199,6 +200,8 @@ def docs(session: nox.Session) -> None:
     English is built first: it executes the gallery scripts; the zh_CN build then finds
     sphinx-gallery's cache up to date and executes none.
     """
+    # Graphviz's dot draws the autograd graphs (sphinx.ext.graphviz, the gallery).
+    ensure_system_commands(session, {"dot": "graphviz"})
     install(session, "docs")
     source, *translations = LANGUAGES
     session.log(f"building the {source} edition (executes changed gallery scripts)")
