@@ -218,16 +218,38 @@ def docs(session: nox.Session) -> None:
 
 @nox.session
 def browser(session: nox.Session) -> None:
-    """The built site in a real Chromium (both editions), link check, HTML validation.
+    """The built site in a real Chromium (both editions), link check, HTML validation, and an
+    accessibility audit (axe-core, installed with npm into build/axe).
 
     Needs `nox -s docs` first. Uses Debian's Chromium (installed with apt-get when missing and
     run as root); Playwright drives it, without downloading a browser of its own.
     """
-    ensure_system_commands(session, {"chromium": "chromium", "java": "default-jre-headless"})
+    ensure_system_commands(
+        session, {"chromium": "chromium", "java": "default-jre-headless", "npm": "npm"}
+    )
     install(session, "test", "site")
     if not (BUILD / "html" / "en" / "index.html").exists():
         session.error("no site in build/html: run `nox -s docs` first")
+    install_axe(session)
     session.run("pytest", "tests/site", *session.posargs)
+
+
+#: The accessibility audit's engine (tests/site/test_a11y.py), installed with npm into
+#: build/axe rather than vendored.
+AXE_CORE = "axe-core@4.14.1"
+
+
+def install_axe(session: nox.Session) -> None:
+    """``npm install`` the pinned axe-core into build/axe, unless it is there already."""
+    prefix = BUILD / "axe"
+    package = prefix / "node_modules" / "axe-core" / "package.json"
+    version = AXE_CORE.rsplit("@", 1)[1]
+    if package.exists() and f'"version": "{version}"' in package.read_text(encoding="utf-8"):
+        return
+    session.run(
+        "npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "--silent",
+        AXE_CORE, external=True,
+    )  # fmt: skip
 
 
 @nox.session(default=False)
