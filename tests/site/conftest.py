@@ -2,7 +2,8 @@
 
 The site is what `nox -s docs` writes: ``build/html/`` holding ``en/``, ``zh_CN/`` and the root
 ``index.html`` that picks a language (``PTNOTES_SITE_DIR`` points elsewhere). It is served at
-the server root, because the language switcher's urls are root-absolute (``/en/``).
+the server root, as a reader serves it (the language switcher's links are relative, and
+tests/site/test_ui_language.py also reads the site from disk).
 Chromium is Debian's (``/usr/bin/chromium``, ``PTNOTES_CHROMIUM`` overrides), driven through
 plain Playwright (no browser download, no pytest-playwright plugin).
 """
