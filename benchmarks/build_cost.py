@@ -235,7 +235,9 @@ def plain_execution() -> dict[str, Any]:
     evaluator = PlainEvaluator()
     setup = doctesting.reset_state("cpu")
     documents = 0
-    for document in doctesting.documents(doctesting.sybils(ROOT, "cpu", evaluator=evaluator)):
+    targets = [ROOT / target for target in SETTINGS.doctest_targets]
+    collection = doctesting.sybils(ROOT, "cpu", evaluator=evaluator)
+    for document in doctesting.documents(collection, targets):
         documents += 1
         setup(document.namespace)
         try:

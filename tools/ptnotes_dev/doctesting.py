@@ -21,7 +21,7 @@ from __future__ import annotations
 import doctest
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -266,11 +266,18 @@ def sybils(
     return collection
 
 
-def documents(collection: SybilCollection) -> Iterator[Document]:
-    """Every document of ``collection`` that has examples, parsed, in path order per Sybil."""
+def documents(collection: SybilCollection, targets: Sequence[Path]) -> Iterator[Document]:
+    """Every document of ``collection`` under ``targets`` that has examples, parsed.
+
+    ``targets`` are the files and folders a doctest run is given (``[tool.ptnotes]
+    doctest-targets``): the README Sybil matches ``README.md`` anywhere below the root,
+    virtual environments included, but a run collects only what it is given.
+    """
+    chosen = [target.resolve() for target in targets]
     for sybil in collection:
         for path in sorted(Path(sybil.path).rglob("*")):
-            if path.is_file() and sybil.should_parse(path):
+            inside = any(path == t or t in path.resolve().parents for t in chosen)
+            if inside and path.is_file() and sybil.should_parse(path):
                 document = sybil.parse(path)
                 if next(iter(document.examples()), None) is not None:
                     yield document

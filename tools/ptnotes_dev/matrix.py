@@ -109,7 +109,8 @@ def current_examples(settings: Settings | None = None) -> list[Example]:
     root = settings.root
     counter = KeyCounter()
     found: list[Example] = []
-    for document in documents(sybils(root, "cpu")):
+    targets = [root / target for target in settings.doctest_targets]
+    for document in documents(sybils(root, "cpu"), targets):
         doc = Path(document.path).relative_to(root).as_posix()
         for example in document.examples():
             key = counter.key(doc, example_text(example.parsed))
