@@ -67,11 +67,16 @@ SWITCHER_MESSAGES = ("Language", "Language: {name}")
 UI_MESSAGES = (*THEME_MESSAGES, *OPTION_MESSAGES.values(), *SWITCHER_MESSAGES)
 
 
-@cache
 def _catalog(po: Path) -> dict[str, str]:
     """The translated messages of a catalog file (``{}`` when there is none)."""
     if not po.exists():
         return {}
+    return _read_catalog(po, po.stat().st_mtime_ns)
+
+
+@cache
+def _read_catalog(po: Path, mtime_ns: int) -> dict[str, str]:
+    """:func:`_catalog`, read once per version of the file."""
     with po.open("rb") as source:
         catalog = read_po(source)
     return {
