@@ -217,9 +217,7 @@ def test_graph_functions_reject_tensor_without_graph(function: Callable[..., Any
     w = torch.ones(2, requires_grad=True)
     with torch.no_grad():
         y = w * 2
-    with pytest.raises(
-        ValueError, match=r"tensor to be a tensor with an autograd graph"
-    ):
+    with pytest.raises(ValueError, match=r"tensor to be a tensor with an autograd graph"):
         function(y)
 
 

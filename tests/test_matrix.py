@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
 from ptnotes_dev import matrix
 from ptnotes_dev.settings import load
 
@@ -225,3 +226,36 @@ def test_package_lower_bound_is_the_lowest_release_where_unit_tests_pass() -> No
     lowest = min(passing, key=matrix.column_order)
     lower = matrix.lower_bound(SETTINGS)
     assert lowest.split(".")[:2] == lower.split(".")[:2], (lowest, lower)
+
+
+# -- the extension's own catalog ---------------------------------------------------------------
+
+
+def test_every_sentence_the_extension_writes_is_listed() -> None:
+    import ast
+
+    from ptnotes_dev.sphinx import matrix as extension
+
+    tree = ast.parse(Path(extension.__file__).read_text(encoding="utf-8"))
+    used = {
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "_"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    }
+    assert used <= set(extension.MESSAGES)
+    assert set(extension.MESSAGES) <= used | {""}
+
+
+@pytest.mark.parametrize("language", [lang.code for lang in SETTINGS.translations])
+def test_every_sentence_is_translated(language: str) -> None:
+    from babel.messages.pofile import read_po
+    from ptnotes_dev.sphinx import matrix as extension
+
+    path = ROOT / "docs" / "locales" / language / "LC_MESSAGES" / f"{extension.CATALOG}.po"
+    with path.open("rb") as handle:
+        catalog = {m.id: m.string for m in read_po(handle) if m.id and not m.fuzzy}
+    assert [m for m in extension.MESSAGES if not catalog.get(m)] == []

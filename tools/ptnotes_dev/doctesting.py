@@ -267,18 +267,21 @@ def sybils(
 
 
 def documents(collection: SybilCollection, targets: Sequence[Path]) -> Iterator[Document]:
-    """Every document of ``collection`` under ``targets`` that has examples, parsed.
+    """Every document under ``targets`` that one Sybil of ``collection`` parses, with examples.
 
     ``targets`` are the files and folders a doctest run is given (``[tool.ptnotes]
-    doctest-targets``): the README Sybil matches ``README.md`` anywhere below the root,
-    virtual environments included, but a run collects only what it is given.
+    doctest-targets``); only they are walked (the README Sybil's path is the repository root,
+    whose virtual environments hold many README.md files).
     """
-    chosen = [target.resolve() for target in targets]
+    paths: list[Path] = []
+    for target in targets:
+        paths += [target] if target.is_file() else sorted(target.rglob("*"))
     for sybil in collection:
-        for path in sorted(Path(sybil.path).rglob("*")):
-            inside = any(path == t or t in path.resolve().parents for t in chosen)
-            if inside and path.is_file() and sybil.should_parse(path):
-                document = sybil.parse(path)
+        root = Path(sybil.path).resolve()
+        for path in paths:
+            resolved = path.resolve()
+            if root in resolved.parents and path.is_file() and sybil.should_parse(resolved):
+                document = sybil.parse(resolved)
                 if next(iter(document.examples()), None) is not None:
                     yield document
 

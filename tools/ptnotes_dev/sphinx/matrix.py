@@ -20,6 +20,7 @@ start-up, so each edition reads it in its language. Numbers and releases are dat
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Sequence
 from functools import cache
@@ -61,6 +62,7 @@ MESSAGES = (
     "Holds from",
     "Does not hold on",
     "Output on {release}",
+    "Line {line}: holds from torch {since}; differs on {releases}",
     "not on the newest release",
     "No example differs between releases.",
     "Today's behaviour since torch {release} (matrix).",
@@ -172,8 +174,35 @@ def _add_stamp(app: Sphinx, doctree: nodes.document) -> None:
         ref = nodes.reference("", _("see the compatibility page"), internal=True)
         ref["refuri"] = app.builder.get_relative_uri(docname, app.config.ptnotes_matrix_page)
         paragraph += [nodes.Text(" ("), ref, nodes.Text(")")]
+        stamp += version_notes(data, keys.get(doc, []), data_model.cpu_columns(data))
     section.insert(1, stamp)
     app.env.note_dependency(str(Path(app.srcdir) / app.config.ptnotes_matrix_file))
+
+
+def version_notes(
+    data: dict[str, Any], keys: Sequence[str], columns: Sequence[str]
+) -> list[nodes.Node]:
+    """A collapsed note per example of the page that fails on some releases: from which
+    release on the page's output holds, and what the newest failing release printed."""
+    notes: list[nodes.Node] = []
+    for key in keys:
+        failing = [c for c in columns if data_model.outcome(data, key, c) == "failed"]
+        if not failing:
+            continue
+        line = data["examples"][key]["line"]
+        since = data_model.holds_since(data, [key], columns) or _("not on the newest release")
+        summary = _("Line {line}: holds from torch {since}; differs on {releases}").format(
+            line=line, since=since, releases=release_span(failing, columns)
+        )
+        block = nodes.literal_block("", _trim(data_model.failure_output(data, key, failing[-1])))
+        block["language"] = "text"
+        notes += [
+            nodes.raw("", f"<details><summary>{html.escape(summary)}</summary>", format="html"),
+            _para(_("Output on {release}").format(release=failing[-1])),
+            block,
+            nodes.raw("", "</details>", format="html"),
+        ]
+    return notes
 
 
 # -- the compatibility page -----------------------------------------------------------------
