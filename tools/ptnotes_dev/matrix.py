@@ -416,10 +416,16 @@ def command_forget(args: argparse.Namespace) -> int:
     settings = load()
     path = settings.root / DATA_FILE
     data = load_data(path)
-    before = len(data["examples"])
-    data["examples"] = {k: e for k, e in data["examples"].items() if e["doc"] not in args.doc}
+    forgotten = 0
+    for entry in data["examples"].values():
+        if entry["doc"] not in args.doc:
+            continue
+        for name in list(entry.get("results", {})):
+            if not args.release or name in args.release:
+                del entry["results"][name]
+                forgotten += 1
     save_data(path, data)
-    print(f"forgot {before - len(data['examples'])} examples of {len(args.doc)} file(s)")
+    print(f"forgot {forgotten} results of {len(args.doc)} file(s)")
     return 0
 
 
@@ -448,6 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     merge_.set_defaults(func=command_merge)
     forget = commands.add_parser("forget", help="drop the results of files (all releases)")
     forget.add_argument("doc", nargs="+", help="files as the data names them (docs/x.md)")
+    forget.add_argument("--release", action="append", help="only on these columns")
     forget.set_defaults(func=command_forget)
     releases = commands.add_parser("releases", help="the releases the matrix covers")
     releases.set_defaults(func=command_releases)
