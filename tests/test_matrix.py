@@ -189,6 +189,7 @@ def test_record_results_writes_each_outcome_keyed_like_the_matrix(tmp_path: Path
 # -- the committed data ----------------------------------------------------------------------
 
 
+@pytest.mark.matrix_data
 def test_matrix_data_has_run_on_every_minor_release_of_the_range() -> None:
     columns = matrix.cpu_columns(DATA)
     assert columns, "no matrix data: run `nox -s matrix`"
@@ -199,6 +200,7 @@ def test_matrix_data_has_run_on_every_minor_release_of_the_range() -> None:
     assert expected <= minors
 
 
+@pytest.mark.matrix_data
 def test_matrix_data_holds_every_example_that_exists() -> None:
     columns = matrix.cpu_columns(DATA)
     missing = [
@@ -212,12 +214,14 @@ def test_matrix_data_holds_every_example_that_exists() -> None:
     )
 
 
+@pytest.mark.matrix_data
 def test_every_run_records_its_build_cpu_and_date() -> None:
     for name, run in DATA["runs"].items():
         assert {"torch", "cpu", "date", "device", "python"} <= set(run), name
         assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", run["date"]), name
 
 
+@pytest.mark.matrix_data
 def test_package_lower_bound_is_the_lowest_release_where_unit_tests_pass() -> None:
     runs = {c: DATA["runs"][c] for c in matrix.cpu_columns(DATA) if "unit_tests" in DATA["runs"][c]}
     assert runs, "the matrix ran no unit tests: run `nox -s matrix`"

@@ -342,7 +342,9 @@ def run_unit_tests(
     python = ensure_env(settings, release)
     _log(f"{prefix}: unit tests")
     done = _run(
-        [str(python), "-m", "pytest", "tests", "--ignore=tests/site", "-q"],
+        # Not the checks of the matrix's own data: they cannot pass before the run ends.
+        [str(python), "-m", "pytest", "tests", "--ignore=tests/site", "-q",
+         "-m", "not matrix_data"],
         cwd=root, capture_output=True,
     )  # fmt: skip
     last = (done.stdout or "").strip().splitlines()[-1:] or ["(no output)"]
