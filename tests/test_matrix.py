@@ -263,3 +263,15 @@ def test_every_sentence_is_translated(language: str) -> None:
     with path.open("rb") as handle:
         catalog = {m.id: m.string for m in read_po(handle) if m.id and not m.fuzzy}
     assert [m for m in extension.MESSAGES if not catalog.get(m)] == []
+
+
+def test_reformatting_an_example_keeps_its_key() -> None:
+    class Parsed:
+        def __init__(self, source: str) -> None:
+            self.source, self.want = source, "True\n"
+
+    one_line = matrix.example_text(Parsed("from a import (b, c)  # two names\n"))
+    wrapped = matrix.example_text(Parsed("from a import (\n    b,\n    c,\n)\n"))
+    other = matrix.example_text(Parsed("from a import b\n"))
+    assert one_line == wrapped
+    assert one_line != other

@@ -26,6 +26,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime as dt
 import fcntl
 import hashlib
@@ -37,6 +38,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -81,12 +83,24 @@ def example_key(doc: str, source: str, ordinal: int) -> str:
     return digest[:16]
 
 
+def normalized(code: str) -> str:
+    """``code`` as Python reads it: formatting (line breaks, spaces, comments) left out.
+
+    Reformatting an example (``ruff format``) does not change what it does, so it keeps its
+    key and its cached results; code that does not parse is kept as written.
+    """
+    try:
+        return ast.unparse(ast.parse(textwrap.dedent(code)))
+    except SyntaxError:
+        return code.strip()
+
+
 def example_text(parsed: Any) -> str:
     """The code and expected output of a Sybil example (a doctest example or a code block)."""
     source = getattr(parsed, "source", None)
     if source is None:
-        return str(parsed)
-    return f"{source}\0{getattr(parsed, 'want', '')}"
+        return normalized(str(parsed))
+    return f"{normalized(source)}\0{getattr(parsed, 'want', '')}"
 
 
 class KeyCounter:
