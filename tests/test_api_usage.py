@@ -42,7 +42,7 @@ TEXT = "\n".join(path.read_text(encoding="utf-8") for path in USERS)
 def test_public_name_is_used_by_a_page_or_script(qualified: str) -> None:
     module, name = qualified.split(".")
     # `from ptnotes.m import a, b` or `from ptnotes.m import (\n...     a,\n... )`
-    names = rf"(?:\([^)]*\)|[^\n]*)"
+    names = r"(?:\([^)]*\)|[^\n]*)"
     imports = re.findall(rf"from ptnotes\.{module} import {names}", TEXT)
     imported = any(re.search(rf"\b{re.escape(name)}\b", found) for found in imports)
     referenced = re.search(rf"ptnotes\.(?:{module}\.)?{re.escape(name)}\b", TEXT)
