@@ -267,10 +267,35 @@ def ensure_env(settings: Settings, release: str) -> Path:
         key = _requirements_key(root)
         if not (deps_stamp.exists() and deps_stamp.read_text() == key):
             _log(f"torch {release}: installing ptnotes[test,docs] and ptnotes_dev")
-            constraints = root / "constraints.txt"
+            constraints = env / "matrix-constraints.txt"
+            constraints.write_text(_release_constraints(root, release), encoding="utf-8")
             _pip(python, "-c", str(constraints), "-e", f"{root}[test,docs]", "-e", f"{root}/tools")
             deps_stamp.write_text(key)
+        installed = _run(
+            [str(python), "-c", "import torch; print(torch.__version__)"], capture_output=True
+        ).stdout.strip()
+        if installed.split("+")[0] != release:
+            raise RuntimeError(f"{env}: torch {installed} installed where {release} belongs")
     return python
+
+
+#: What torch itself pins (older releases pin sympy exactly): the matrix leaves these to the
+#: torch release it installs instead of the project's constraints, which would make pip
+#: replace that release with the newest one that accepts the project's pins.
+TORCH_OWN_REQUIREMENTS = frozenset(
+    {"sympy", "mpmath", "networkx", "filelock", "fsspec", "jinja2", "markupsafe",
+     "typing-extensions", "setuptools", "triton"}
+)  # fmt: skip
+
+
+def _release_constraints(root: Path, release: str) -> str:
+    """The project's constraints, less torch's own requirements, plus ``torch==release``."""
+    lines = [f"torch=={release}"]
+    for line in (root / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        name = re.split(r"[=<>!~\[; ]", line.strip(), maxsplit=1)[0].lower().replace("_", "-")
+        if name and not line.startswith("#") and name not in TORCH_OWN_REQUIREMENTS:
+            lines.append(line.strip())
+    return "\n".join(lines) + "\n"
 
 
 def _requirements_key(root: Path) -> str:
