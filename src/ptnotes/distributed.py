@@ -179,16 +179,7 @@ def run_parallel(
         listener.bind((_LOOPBACK, 0))
         listener.listen()
         port: int = listener.getsockname()[1]
-        store = dist.TCPStore(  # type: ignore[attr-defined]  # not re-exported in the stubs
-            # served by this process, on the loopback socket only
-            _LOOPBACK,
-            port,
-            world_size,
-            is_master=True,
-            timeout=timedelta(seconds=timeout),
-            wait_for_workers=False,
-            master_listen_fd=listener.fileno(),
-        )
+        store = _serve_store(listener, port, world_size, timeout)
         listener.detach()  # the store owns the socket now, and closes it
         context = _start_context()
         for rank in range(world_size):
@@ -268,6 +259,25 @@ def _start_context() -> Any:
     context = mp.get_context("forkserver")
     context.set_forkserver_preload(["torch", "torch.distributed"])
     return context
+
+
+def _serve_store(listener: socket.socket, port: int, world_size: int, timeout: float) -> Any:
+    """The rendezvous store, served by this process on the bound loopback socket only.
+
+    torch before 2.5 has no libuv store that takes a listening socket: use its legacy store.
+    """
+    options: dict[str, Any] = {
+        "is_master": True,
+        "timeout": timedelta(seconds=timeout),
+        "wait_for_workers": False,
+        "master_listen_fd": listener.fileno(),
+    }
+    try:
+        return dist.TCPStore(_LOOPBACK, port, world_size, **options)  # type: ignore[attr-defined]
+    except NotImplementedError:  # "The libuv TCPStore backend does not support ... listen fd"
+        return dist.TCPStore(  # type: ignore[attr-defined]
+            _LOOPBACK, port, world_size, use_libuv=False, **options
+        )
 
 
 def _worker(
