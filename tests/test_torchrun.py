@@ -6,8 +6,6 @@ import os
 import subprocess
 import sys
 
-from ptnotes.distributed import find_free_port
-
 TIMEOUT_S = 300  # the launcher and two workers each import torch: slow on a loaded machine
 EXPECTED = (
     "ddp_example: world_size=2 loss=38.216766 "
@@ -20,12 +18,9 @@ def test_torchrun_runs_the_ddp_example_on_two_processes() -> None:
         sys.executable,
         "-m",
         "torch.distributed.run",  # what the `torchrun` script runs
+        "--standalone",  # as the module's docstring says: a free local port, not 29500
         "--nproc-per-node",
         "2",
-        "--master-addr",
-        "127.0.0.1",
-        "--master-port",  # not the default 29500, which another run may hold
-        str(find_free_port()),
         "-m",
         "ptnotes.ddp_example",
     ]
