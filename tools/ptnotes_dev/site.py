@@ -1,4 +1,4 @@
-"""Files of the site generated from the settings: the language switcher's data and the root page.
+"""What the site derives from the settings: the language switcher's editions and the root page.
 
 Both list the editions of ``[tool.ptnotes] languages``; nothing else names them, so adding a
 language is one entry in the table plus its catalogs.
@@ -17,20 +17,15 @@ from string import Template
 
 from ptnotes_dev.settings import Settings, load
 
-__all__ = ["root_page", "switcher_entries", "switcher_json", "write_root"]
+__all__ = ["root_page", "switcher_entries", "write_root"]
 
 
 def switcher_entries(settings: Settings) -> list[dict[str, str]]:
-    """The pydata theme's switcher entries: one per edition, root-absolute URLs."""
+    """The editions as the switcher extension takes them: name, code, and folder URL."""
     return [
         {"name": language.name, "version": language.code, "url": f"/{language.code}/"}
         for language in settings.languages
     ]
-
-
-def switcher_json(settings: Settings) -> str:
-    """``switcher.json`` as the theme reads it."""
-    return json.dumps(switcher_entries(settings), ensure_ascii=False, indent=2) + "\n"
 
 
 def root_page(settings: Settings) -> str:
