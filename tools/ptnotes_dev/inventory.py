@@ -187,9 +187,23 @@ def _member_role(obj: object) -> str:
 
 
 def _defining_class(cls: type, attr: str) -> type | None:
-    """The class in ``cls``'s MRO whose body defines ``attr`` (None: not in any class body)."""
+    """The class in ``cls``'s MRO whose body defines ``attr`` (None: not in any class body).
+
+    An optimizer patches ``step`` onto its class the first time one is created (a profiling
+    wrapper, ``functools.wraps`` of the inherited method): a function whose qualified name
+    names another class of the MRO is that class's, wherever it was patched in.
+    """
     for base in cls.__mro__:
         if attr in vars(base):
+            function = inspect.unwrap(vars(base)[attr]) if callable(vars(base)[attr]) else None
+            owner = getattr(function, "__qualname__", "").rpartition(".")[0]
+            for candidate in cls.__mro__:
+                if (
+                    owner == candidate.__qualname__
+                    and attr in vars(candidate)
+                    and candidate is not base
+                ):
+                    return _defining_class(candidate, attr)
             return base
     return None
 
