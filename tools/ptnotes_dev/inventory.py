@@ -195,8 +195,10 @@ def _defining_class(cls: type, attr: str) -> type | None:
     """
     for base in cls.__mro__:
         if attr in vars(base):
-            function = inspect.unwrap(vars(base)[attr]) if callable(vars(base)[attr]) else None
-            owner = getattr(function, "__qualname__", "").rpartition(".")[0]
+            value = vars(base)[attr]
+            if not hasattr(value, "__wrapped__"):
+                return base
+            owner = getattr(inspect.unwrap(value), "__qualname__", "").rpartition(".")[0]
             for candidate in cls.__mro__:
                 if (
                     owner == candidate.__qualname__
