@@ -53,8 +53,9 @@ def test_every_page_with_examples_has_its_stamp(site_dir: Path, lang: str, doc: 
         assert first in text, (doc, lang, text)
         assert last in text, (doc, lang, text)
         assert str(status.examples - status.unrecorded) in text, (doc, lang, text)
-    for release in status.failed_on:
-        assert release in text, (doc, lang, text)
+    if status.failed_on:  # a run of releases is written first - last
+        assert status.failed_on[0] in text, (doc, lang, text)
+        assert status.failed_on[-1] in text, (doc, lang, text)
     if status.unrecorded:
         assert str(status.unrecorded) in text, (doc, lang, text)
 

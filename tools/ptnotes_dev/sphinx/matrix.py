@@ -158,7 +158,7 @@ def _add_stamp(app: Sphinx, doctree: nodes.document) -> None:
     except ValueError:
         return
     modules = app.config.ptnotes_matrix_api_pages
-    if docname.startswith(modules[0]):
+    if docname.startswith(modules[0]) and source.suffix == ".rst":
         # An API page shows one module's docstrings: the module's examples are its examples.
         doc = modules[1].format(name=docname.removeprefix(modules[0]))
     text = stamp_text(app, doc)
