@@ -264,7 +264,8 @@ def _start_context() -> Any:
 def _serve_store(listener: socket.socket, port: int, world_size: int, timeout: float) -> Any:
     """The rendezvous store, served by this process on the bound loopback socket only.
 
-    torch before 2.5 has no libuv store that takes a listening socket: use its legacy store.
+    Where torch's libuv store cannot take a listening socket (it raises NotImplementedError on
+    the oldest release of the matrix), use its legacy store.
     """
     options: dict[str, Any] = {
         "is_master": True,

@@ -524,10 +524,6 @@ def environment(release: str, device: str) -> dict[str, Any]:
     return info
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 # -- reading the data (the site's stamps, the compatibility page, the ledger) -------------------
 
 
@@ -600,3 +596,105 @@ def holds_since(data: Mapping[str, Any], keys: Sequence[str], columns: Sequence[
 def failure_output(data: Mapping[str, Any], key: str, name: str) -> str:
     result = data.get("examples", {}).get(key, {}).get("results", {}).get(name, {})
     return str(result.get("output", ""))
+
+
+def unrecorded(data: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
+    """The keys that have no result on some CPU column (edited since the last matrix run)."""
+    columns = cpu_columns(data)
+    return [k for k in keys if any(outcome(data, k, c) is None for c in columns)]
+
+
+# -- releases named in prose ------------------------------------------------------------------
+
+#: A release number: ``2.6``, ``2.13.0``, ``1.1.0`` (as major and minor).
+RELEASE = re.compile(r"(?<![\w.])(\d+)\.(\d+)(?:\.\d+)?(?![\w.]*\d)")
+#: A release of torch named in prose: after "PyTorch"/"torch", or after a word that dates it.
+NAMED_RELEASE = re.compile(
+    r"\b(?:PyTorch|torch|since|from|until|before|after|in|on)\s+v?"
+    r"(\d+\.\d+(?:\.\d+)?)(?![\w.]*\d)"
+)
+FENCE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})")
+HEADING = re.compile(r"^(#+) ")
+
+
+def labelled_lines(text: str, label: str) -> tuple[int, int] | None:
+    """The first and last line (1-based) of what the target ``(label)=`` names in ``text``.
+
+    A label above a heading names its section (up to the next heading of the same or a
+    higher level); a label above a code fence names that block. None when the label is
+    missing or names something else.
+    """
+    lines = text.splitlines()
+    marker = f"({label})="
+    starts = [i for i, line in enumerate(lines) if line.strip() == marker]
+    if len(starts) != 1:
+        return None
+    after = starts[0] + 1
+    while after < len(lines) and not lines[after].strip():
+        after += 1
+    if after == len(lines):
+        return None
+    heading = HEADING.match(lines[after])
+    if heading:
+        level = len(heading.group(1))
+        end = next(
+            (
+                i
+                for i in range(after + 1, len(lines))
+                if (h := HEADING.match(lines[i])) and len(h.group(1)) <= level
+            ),
+            len(lines),
+        )
+        return after + 1, end
+    fence = FENCE.match(lines[after])
+    if fence:
+        close = fence.group(1)
+        end = next(
+            (i for i in range(after + 1, len(lines)) if lines[i].strip() == close),
+            len(lines) - 1,
+        )
+        return after + 1, end + 1
+    return None
+
+
+def releases_named(text: str, lower: str) -> list[str]:
+    """The releases of the matrix's range (from ``lower``, major 2) that ``text`` names."""
+    low = _version(lower)[:2]
+    return [
+        found
+        for found in NAMED_RELEASE.findall(text)
+        if _version(found)[0] == low[0] and _version(found)[:2] >= low
+    ]
+
+
+def since_problem(
+    data: Mapping[str, Any], keys: Sequence[str], named: tuple[str, str]
+) -> str | None:
+    """How prose saying "since release ``named``" disagrees with the data about ``keys``.
+
+    ``named`` is (major, minor). The examples must show today's behaviour from that release on;
+    a release older than the range agrees when they pass on every release of the range. None
+    when the data agrees, or has no result yet for one of the examples (CI then checks them on
+    the pinned torch, and ``test_matrix_data_holds_every_example_that_exists`` asks for a run).
+    """
+    columns = cpu_columns(data)
+    if not columns or unrecorded(data, keys):
+        return None
+    release = (int(named[0]), int(named[1]))
+    text = ".".join(named)
+    since = holds_since(data, keys, columns)
+    if since is None:
+        return f"the examples fail on the newest release, {columns[-1]}"
+    if release > _version(columns[-1])[:2]:
+        return f"{text} is newer than the newest release the matrix runs ({columns[-1]})"
+    if release <= _version(columns[0])[:2]:
+        if since != columns[0]:
+            return f"the prose says {text}, but the examples change at {since}"
+        return None
+    if _version(since)[:2] != release:
+        return f"the prose says {text}, but the examples show it from {since}"
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,7 +11,12 @@ examples the doctest sessions collect today (:func:`ptnotes_dev.matrix.current_e
   between releases, with the release from which the current output holds and the output of
   the releases where it does not;
 * :func:`section_since`: the release from which all examples of a labelled section pass (the
-  claims ledger dates its "changed" claims with it).
+  claims ledger dates its "changed" claims with it);
+* releases named in prose: ``{torch-since}`PyTorch 2.6 <label>``` shows its text and warns
+  when the examples under the target ``(label)=`` (a section or a code block) do not show
+  today's behaviour from that release on; ``{torch-span}`label``` writes the releases on which
+  those examples pass. ``tests/test_versions.py`` requires every release of the range named
+  in prose to go through them.
 
 Every sentence this extension writes comes from its own message catalog
 (``locales/<language>/LC_MESSAGES/ptnotes_dev.po`` under the source folder), compiled at
@@ -32,12 +37,15 @@ from babel.messages.pofile import read_po
 from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.locale import get_translation
-from sphinx.util.docutils import SphinxDirective
+from sphinx.util import logging
+from sphinx.util.docutils import ReferenceRole, SphinxDirective
 
 from ptnotes_dev import matrix as data_model
+from ptnotes_dev.doctesting import SKIP_REASON
 from ptnotes_dev.settings import load
 
 CATALOG = "ptnotes_dev"
+logger = logging.getLogger(__name__)
 _translate = get_translation(CATALOG)
 
 
@@ -67,6 +75,9 @@ MESSAGES = (
     "No example differs between releases.",
     "Today's behaviour since torch {release} (matrix).",
     "Today's behaviour already on torch {release}, the oldest release the matrix runs.",
+    "Not yet checked by the release matrix.",
+    "{count} CUDA-only example(s) not yet run on a GPU",
+    "Generated from the release matrix: the releases on which these examples pass.",
 )
 
 PASS, FAIL, NONE = "\u2713", "\u2717", "\u2013"
@@ -81,17 +92,26 @@ def _para(text: str) -> nodes.paragraph:
 
 
 @cache
-def _loaded(data_file: str, root: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
+def _loaded(
+    data_file: str, root: str
+) -> tuple[dict[str, Any], dict[str, list[str]], dict[str, int]]:
     path = Path(data_file)
     data = data_model.load_data(path)
     keys: dict[str, list[str]] = {}
+    lines: dict[str, int] = {}
     for example in data_model.current_examples(load(Path(root))):
         keys.setdefault(example.doc, []).append(example.key)
-    return data, keys
+        lines[example.key] = example.line
+    return data, keys, lines
 
 
 def matrix_data(app: Sphinx) -> tuple[dict[str, Any], dict[str, list[str]]]:
     """The data file and the keys of today's examples per file (read once per build)."""
+    data, keys, _lines = _current(app)
+    return data, keys
+
+
+def _current(app: Sphinx) -> tuple[dict[str, Any], dict[str, list[str]], dict[str, int]]:
     root = Path(app.srcdir).parent
     return _loaded(str(Path(app.srcdir) / app.config.ptnotes_matrix_file), str(root))
 
@@ -136,6 +156,9 @@ def stamp_text(app: Sphinx, doc: str) -> str | None:
                 releases=release_span(list(status.failed_on), cpu)
             )
         )
+    cuda_only = cuda_examples(data, page_keys)
+    if cuda_only:
+        parts.append(_("{count} CUDA-only example(s) not yet run on a GPU").format(count=cuda_only))
     dates = sorted({data["runs"][c].get("date", "") for c in status.ran_on} - {""})
     if dates:
         parts.append(_("last run {date}").format(date=dates[-1]))
@@ -148,6 +171,21 @@ def stamp_text(app: Sphinx, doc: str) -> str | None:
             ).format(count=status.unrecorded, torch=torch)
         )
     return " ".join(parts[:1]) + " " + "; ".join(parts[1:]) + "."
+
+
+def cuda_examples(data: dict[str, Any], keys: Sequence[str]) -> int:
+    """How many of ``keys`` the CPU runs skip for want of CUDA and no GPU run has passed."""
+    cpu = data_model.cpu_columns(data)
+    devices = data_model.device_columns(data)
+    count = 0
+    for key in keys:
+        results = data.get("examples", {}).get(key, {}).get("results", {})
+        newest = results.get(cpu[-1], {}) if cpu else {}
+        if SKIP_REASON in str(newest.get("reason", "")) and not any(
+            data_model.outcome(data, key, d) == "passed" for d in devices
+        ):
+            count += 1
+    return count
 
 
 def _add_stamp(app: Sphinx, doctree: nodes.document) -> None:
@@ -174,13 +212,14 @@ def _add_stamp(app: Sphinx, doctree: nodes.document) -> None:
         ref = nodes.reference("", _("see the compatibility page"), internal=True)
         ref["refuri"] = app.builder.get_relative_uri(docname, app.config.ptnotes_matrix_page)
         paragraph += [nodes.Text(" ("), ref, nodes.Text(")")]
-        stamp += version_notes(data, keys.get(doc, []), data_model.cpu_columns(data))
+        lines = _current(app)[2]
+        stamp += version_notes(data, keys.get(doc, []), data_model.cpu_columns(data), lines)
     section.insert(1, stamp)
     app.env.note_dependency(str(Path(app.srcdir) / app.config.ptnotes_matrix_file))
 
 
 def version_notes(
-    data: dict[str, Any], keys: Sequence[str], columns: Sequence[str]
+    data: dict[str, Any], keys: Sequence[str], columns: Sequence[str], lines: dict[str, int]
 ) -> list[nodes.Node]:
     """A collapsed note per example of the page that fails on some releases: from which
     release on the page's output holds, and what the newest failing release printed."""
@@ -189,7 +228,7 @@ def version_notes(
         failing = [c for c in columns if data_model.outcome(data, key, c) == "failed"]
         if not failing:
             continue
-        line = data["examples"][key]["line"]
+        line = lines.get(key, data["examples"][key]["line"])
         since = data_model.holds_since(data, [key], columns) or _("not on the newest release")
         summary = _("Line {line}: holds from torch {since}; differs on {releases}").format(
             line=line, since=since, releases=release_span(failing, columns)
@@ -234,7 +273,7 @@ class MatrixCompatibility(SphinxDirective):
     option_spec: ClassVar[dict[str, Any]] = {}
 
     def run(self) -> list[nodes.Node]:
-        data, keys = matrix_data(self.env.app)
+        data, keys, lines = _current(self.env.app)
         self.env.note_dependency(str(Path(self.env.srcdir) / self.config.ptnotes_matrix_file))
         columns = data_model.cpu_columns(data) + data_model.device_columns(data)
         rows: list[list[nodes.Node | str]] = []
@@ -257,7 +296,7 @@ class MatrixCompatibility(SphinxDirective):
             return result
         detail_rows: list[list[nodes.Node | str]] = []
         for doc, key, failing in differing:
-            line = data["examples"].get(key, {}).get("line", "?")
+            line = lines[key]
             since = data_model.holds_since(data, [key], data_model.cpu_columns(data))
             output = data_model.failure_output(data, key, failing[-1])
             block = nodes.literal_block("", _trim(output))
@@ -287,31 +326,30 @@ def _trim(report: str, limit: int = 1200) -> str:
     return text if len(text) <= limit else text[:limit] + "\n..."
 
 
+def labelled_keys(app: Sphinx, page: str, label: str) -> list[str] | None:
+    """The keys of today's examples under the target ``(label)=`` of ``page`` (a docname).
+
+    None when the page has no such target above a heading or a code fence.
+    """
+    path = Path(app.srcdir) / f"{page}.md"
+    if not path.exists():
+        return None
+    span = data_model.labelled_lines(path.read_text(encoding="utf-8"), label)
+    if span is None:
+        return None
+    _data, keys, lines = _current(app)
+    doc = f"{Path(app.srcdir).name}/{page}.md"
+    return [key for key in keys.get(doc, []) if span[0] <= lines[key] <= span[1]]
+
+
 def section_since(app: Sphinx, page: str, label: str) -> str | None:
     """The release from which every example of the section ``(label)=`` passes, if recorded.
 
     ``page`` is the docname (``autograd/inplace``). Returns the oldest release of the range
     when the examples pass everywhere, None without data for the section.
     """
-    data, keys = matrix_data(app)
-    doc = f"{Path(app.srcdir).name}/{page}.md"
-    path = Path(app.srcdir) / f"{page}.md"
-    if not path.exists():
-        return None
-    text = path.read_text(encoding="utf-8")
-    match = re.search(rf"^\({re.escape(label)}\)=\s*\n(#+) ", text, re.MULTILINE)
-    if match is None:
-        return None
-    first = text[: match.start()].count("\n") + 1
-    level = len(match.group(1))
-    rest = text[match.end() :]
-    end = re.search(rf"^#{{1,{level}}} ", rest, re.MULTILINE)
-    last = first + (rest[: end.start()].count("\n") + 2 if end else rest.count("\n") + 2)
-    section_keys = [
-        key
-        for key in keys.get(doc, [])
-        if first <= int(data["examples"].get(key, {}).get("line", -1)) <= last
-    ]
+    data = matrix_data(app)[0]
+    section_keys = labelled_keys(app, page, label)
     columns = data_model.cpu_columns(data)
     if not section_keys or not columns:
         return None
@@ -329,6 +367,119 @@ def since_sentence(app: Sphinx, page: str, label: str) -> str | None:
             "Today's behaviour already on torch {release}, the oldest release the matrix runs."
         ).format(release=since)
     return _("Today's behaviour since torch {release} (matrix).").format(release=since)
+
+
+# -- releases named in prose ------------------------------------------------------------------
+
+
+def since_note(data: dict[str, Any], keys: Sequence[str]) -> str:
+    """What the data shows of the examples ``keys``, in the edition's language."""
+    columns = data_model.cpu_columns(data)
+    if not columns or data_model.unrecorded(data, keys):
+        return _("Not yet checked by the release matrix.")
+    since = data_model.holds_since(data, keys, columns)
+    if since is None:
+        return _("not on the newest release")
+    if since == columns[0]:
+        return _(
+            "Today's behaviour already on torch {release}, the oldest release the matrix runs."
+        ).format(release=since)
+    return _("Today's behaviour since torch {release} (matrix).").format(release=since)
+
+
+def passing_span(data: dict[str, Any], keys: Sequence[str]) -> str | None:
+    """The releases on which every example of ``keys`` passes, as a span; None if unrecorded."""
+    columns = data_model.cpu_columns(data)
+    status = data_model.page_status(data, keys, columns)
+    if status.unrecorded or not status.passed_on:
+        return None
+    return release_span(list(status.passed_on), columns)
+
+
+class _MatrixRole(ReferenceRole):
+    """A role whose text links to the compatibility page, with what the data says as title."""
+
+    def _examples(self) -> list[str] | None:
+        keys = labelled_keys(self.env.app, self.env.docname, self.target)
+        if not keys:
+            logger.warning(
+                "%s: no example under the target (%s)= (put it above a heading or a code fence)",
+                self.name,
+                self.target,
+                location=self.get_location(),
+                type="ptnotes",
+                subtype="version",
+            )
+        return keys
+
+    def _link(self, text: str, note: str) -> list[nodes.Node]:
+        self.env.note_dependency(str(Path(self.env.srcdir) / self.config.ptnotes_matrix_file))
+        uri = self.env.app.builder.get_relative_uri(
+            self.env.docname, self.config.ptnotes_matrix_page
+        )
+        return [
+            nodes.reference(
+                self.rawtext, text, internal=True, refuri=uri, reftitle=note,
+                classes=["ptnotes-release"],
+            )
+        ]  # fmt: skip
+
+
+class TorchSince(_MatrixRole):
+    """``{torch-since}`PyTorch 2.6 <label>```: a release named in prose, checked by the data.
+
+    The examples under the target ``(label)=`` must show today's behaviour from the named
+    release on (on the whole range when the release predates it); otherwise the build warns.
+    The text is shown as written, linked to the compatibility page.
+    """
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        named = data_model.RELEASE.findall(self.title)
+        if len(named) != 1 or not self.has_explicit_title:
+            logger.warning(
+                "torch-since needs `<text naming one release> <label>`, got %r",
+                self.text,
+                location=self.get_location(),
+                type="ptnotes",
+                subtype="version",
+            )
+            return [nodes.Text(self.title)], []
+        keys = self._examples()
+        if not keys:
+            return [nodes.Text(self.title)], []
+        data = matrix_data(self.env.app)[0]
+        problem = data_model.since_problem(data, keys, named[0])
+        note = since_note(data, keys)
+        if problem:
+            logger.warning(
+                "torch-since %r: %s",
+                self.title,
+                problem,
+                location=self.get_location(),
+                type="ptnotes",
+                subtype="version",
+            )
+        return self._link(self.title, note), []
+
+
+class TorchSpan(_MatrixRole):
+    """``{torch-span}`label```: the releases on which the examples under ``(label)=`` pass.
+
+    Written from the data, as the stamps write releases (first and last of a run, joined by an
+    en dash). Before the examples have run on the matrix it shows the torch CI runs them on,
+    titled "not yet checked".
+    """
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        keys = self._examples()
+        if not keys:
+            return [nodes.Text(self.target)], []
+        span = passing_span(matrix_data(self.env.app)[0], keys)
+        if span is None:
+            pin = load(Path(self.env.srcdir).parent).torch
+            return self._link(pin, _("Not yet checked by the release matrix.")), []
+        note = _("Generated from the release matrix: the releases on which these examples pass.")
+        return self._link(span, note), []
 
 
 def _compile_catalogs(app: Sphinx) -> Path:
@@ -356,4 +507,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_message_catalog(CATALOG, str(_compile_catalogs(app)))
     app.connect("doctree-read", _add_stamp)
     app.add_directive("matrix-compatibility", MatrixCompatibility)
+    app.add_role("torch-since", TorchSince())
+    app.add_role("torch-span", TorchSpan())
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
