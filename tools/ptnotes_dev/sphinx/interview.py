@@ -18,6 +18,8 @@ from docutils.statemachine import StringList
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
+from ptnotes_dev.sphinx.matrix import qualified
+
 ANSWER_HEADING = "## In an interview"
 
 
@@ -79,7 +81,7 @@ class InterviewQuestions(SphinxDirective):
             lines += [
                 f"::::{{dropdown}} {question}",
                 "",
-                answer,
+                qualified(answer, f"{section}/{entry}"),
                 "",
                 f"{{doc}}`/{section}/{entry}`",
                 "::::",

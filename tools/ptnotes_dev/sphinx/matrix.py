@@ -396,11 +396,24 @@ def passing_span(data: dict[str, Any], keys: Sequence[str]) -> str | None:
     return release_span(list(status.passed_on), columns)
 
 
+ROLE_TARGET = re.compile(r"(\{torch-(?:since|span)\}`(?:[^`<]*<)?)([\w-]+)(>?`)")
+
+
+def qualified(text: str, docname: str) -> str:
+    """``text`` with the targets of its release roles pointing into ``docname``.
+
+    For text written on one page and shown on another (the interview index gathers answers):
+    ``<label>`` becomes ``</docname#label>``.
+    """
+    return ROLE_TARGET.sub(lambda m: f"{m.group(1)}/{docname}#{m.group(2)}{m.group(3)}", text)
+
+
 class _MatrixRole(ReferenceRole):
     """A role whose text links to the compatibility page, with what the data says as title."""
 
     def _examples(self) -> list[str] | None:
-        keys = labelled_keys(self.env.app, self.env.docname, self.target)
+        page, _hash, label = self.target.rpartition("#")
+        keys = labelled_keys(self.env.app, page.lstrip("/") or self.env.docname, label)
         if not keys:
             logger.warning(
                 "%s: no example under the target (%s)= (put it above a heading or a code fence)",
