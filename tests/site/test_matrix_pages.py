@@ -21,8 +21,10 @@ from tests.site.pages import LANGUAGES, REPO
 DATA = matrix.load_data(REPO / matrix.DATA_FILE)
 CPU = matrix.cpu_columns(DATA)
 KEYS: dict[str, list[str]] = {}
+LINES: dict[str, int] = {}
 for _example in matrix.current_examples():
     KEYS.setdefault(_example.doc, []).append(_example.key)
+    LINES[_example.key] = _example.line
 PAGES = sorted(doc for doc in KEYS if doc.startswith("docs/") and doc.endswith(".md"))
 TAG = re.compile(r"<[^>]+>")
 
@@ -52,7 +54,8 @@ def test_every_page_with_examples_has_its_stamp(site_dir: Path, lang: str, doc: 
         first, last = status.passed_on[0], status.passed_on[-1]
         assert first in text, (doc, lang, text)
         assert last in text, (doc, lang, text)
-        assert str(status.examples - status.unrecorded) in text, (doc, lang, text)
+        passing = matrix.passing(DATA, KEYS[doc], status.passed_on)
+        assert f" {len(passing)} " in text, (doc, lang, text)
     if status.failed_on:  # a run of releases is written first - last
         assert status.failed_on[0] in text, (doc, lang, text)
         assert status.failed_on[-1] in text, (doc, lang, text)
@@ -68,7 +71,7 @@ def test_compatibility_page_lists_every_example_that_differs(site_dir: Path, lan
             failing = [c for c in CPU if matrix.outcome(DATA, key, c) == "failed"]
             if not failing:
                 continue
-            line = DATA["examples"][key]["line"]
+            line = LINES[key]  # where the example is today, not where it was when it ran
             assert f"{doc}:{line}" in text, f"{doc}:{line} differs on {failing}"
             since = matrix.holds_since(DATA, [key], CPU)
             if since is not None:
@@ -95,3 +98,36 @@ def test_changed_claims_carry_the_release_the_data_gives(site_dir: Path, lang: s
     assert since, "the errata page dates no changed claim"
     assert releases <= set(CPU)
     assert len(since) <= len(changed_claims())
+
+
+RELEASE_LINK = re.compile(
+    r'<a class="[^"]*ptnotes-release[^"]*"[^>]*title="([^"]*)"[^>]*>([^<]*)</a>'
+)
+ROLE = re.compile(r"\{torch-(since|span)\}`([^`]*)`")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("doc", PAGES)
+def test_releases_named_in_prose_are_rendered_from_the_data(
+    site_dir: Path, lang: str, doc: str
+) -> None:
+    """Each {torch-since} shows its text with the data's release as title; each {torch-span}
+    shows the span of releases on which its examples pass."""
+    source = (REPO / doc).read_text(encoding="utf-8")
+    roles = ROLE.findall(source)
+    links = RELEASE_LINK.findall(built(site_dir, lang, doc).read_text(encoding="utf-8"))
+    assert len(links) == len(roles), (doc, lang, roles, links)
+    for (kind, content), (title, text) in zip(roles, links, strict=True):
+        label = re.sub(r"^.*<([\w-]+)>$", r"\1", content)
+        span = matrix.labelled_lines(source, label)
+        assert span is not None, (doc, label)
+        keys = [k for k in KEYS[doc] if span[0] <= LINES[k] <= span[1]]
+        since = matrix.holds_since(DATA, keys, CPU)
+        if kind == "since":
+            assert since is not None, (doc, content)
+            assert since in unescape(title), (doc, lang, content, title)
+            assert matrix.RELEASE.search(unescape(text)), (doc, lang, text)
+        else:
+            passed = matrix.page_status(DATA, keys, CPU).passed_on
+            assert unescape(text).startswith(passed[0]), (doc, lang, text)
+            assert unescape(text).endswith(passed[-1]), (doc, lang, text)

@@ -598,6 +598,11 @@ def failure_output(data: Mapping[str, Any], key: str, name: str) -> str:
     return str(result.get("output", ""))
 
 
+def passing(data: Mapping[str, Any], keys: Sequence[str], columns: Sequence[str]) -> list[str]:
+    """The keys that passed on at least one of ``columns`` (not skipped everywhere)."""
+    return [k for k in keys if any(outcome(data, k, c) == "passed" for c in columns)]
+
+
 def unrecorded(data: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
     """The keys that have no result on some CPU column (edited since the last matrix run)."""
     columns = cpu_columns(data)

@@ -71,6 +71,7 @@ MESSAGES = (
     "Does not hold on",
     "Output on {release}",
     "Line {line}: holds from torch {since}; differs on {releases}",
+    "Line {line}: does not hold on the newest release; differs on {releases}",
     "not on the newest release",
     "No example differs between releases.",
     "Today's behaviour since torch {release} (matrix).",
@@ -138,10 +139,10 @@ def stamp_text(app: Sphinx, doc: str) -> str | None:
     cpu = data_model.cpu_columns(data)
     status = data_model.page_status(data, page_keys, cpu)
     parts = [_("Verified by the release matrix:")]
-    recorded = status.examples - status.unrecorded
     if status.passed_on:
         text = _("all {count} examples pass on torch {releases}").format(
-            count=recorded, releases=release_span(list(status.passed_on), cpu)
+            count=len(data_model.passing(data, page_keys, status.passed_on)),
+            releases=release_span(list(status.passed_on), cpu),
         )
         devices = data_model.device_columns(data)
         passing_devices = [
@@ -229,10 +230,16 @@ def version_notes(
         if not failing:
             continue
         line = lines.get(key, data["examples"][key]["line"])
-        since = data_model.holds_since(data, [key], columns) or _("not on the newest release")
-        summary = _("Line {line}: holds from torch {since}; differs on {releases}").format(
-            line=line, since=since, releases=release_span(failing, columns)
-        )
+        since = data_model.holds_since(data, [key], columns)
+        span = release_span(failing, columns)
+        if since:
+            summary = _("Line {line}: holds from torch {since}; differs on {releases}").format(
+                line=line, since=since, releases=span
+            )
+        else:
+            summary = _(
+                "Line {line}: does not hold on the newest release; differs on {releases}"
+            ).format(line=line, releases=span)
         block = nodes.literal_block("", _trim(data_model.failure_output(data, key, failing[-1])))
         block["language"] = "text"
         notes += [
