@@ -45,7 +45,8 @@ PARSER = create_md_parser(
     MdParserConfig(enable_extensions={"colon_fence", "deflist", "dollarmath", "fieldlist"}),
     RendererHTML,
 )
-CODE_OR_ROLE = re.compile(r"\{[\w-]+\}`[^`]*`|``[^`]+``|`[^`]+`")
+#: Code spans (double backticks may hold single ones) and roles: not words of a sentence.
+CODE_OR_ROLE = re.compile(r"``.+?``|\{[\w-]+\}`[^`]*`|`[^`]+`", re.DOTALL)
 
 
 def prose(text: str) -> Iterator[tuple[int, str]]:
