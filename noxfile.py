@@ -40,6 +40,21 @@ SPHINX_FLAGS = tuple(SETTINGS["sphinx-flags"])
 DOCTEST_TARGETS = tuple(SETTINGS["doctest-targets"])
 
 
+def torch_env(**extra: str) -> dict[str, str]:
+    """The environment for a command that runs torch, with ``extra`` on top.
+
+    Inductor's cache of compiled kernels is kept per ATen CPU capability: its key leaves
+    ``ATEN_CPU_CAPABILITY`` out, so a kernel compiled under one setting is reused under
+    another and fails to compile (``at::vec`` undeclared under ``default``). A cache folder
+    set by the caller is kept.
+    """
+    env = dict(extra)
+    if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+        capability = env.get("ATEN_CPU_CAPABILITY", os.environ.get("ATEN_CPU_CAPABILITY", "native"))
+        env["TORCHINDUCTOR_CACHE_DIR"] = str(ROOT / ".nox" / "inductor-cache" / capability)
+    return env
+
+
 def install(session: nox.Session, *extras: str, torch: bool = True, tools: bool = True) -> None:
     """Install pinned torch, ``ptnotes[extras]`` and the machinery (editable), unless done."""
     spec = f".[{','.join(extras)}]" if extras else "."
@@ -102,7 +117,7 @@ def tests(session: nox.Session) -> None:
     # dot: tests/test_gallery.py runs the gallery script that draws with Graphviz.
     ensure_system_commands(session, {"msgfmt": "gettext", "dot": "graphviz"})
     install(session, "test", "docs")
-    session.run("pytest", "tests", "--ignore=tests/site", *session.posargs)
+    session.run("pytest", "tests", "--ignore=tests/site", *session.posargs, env=torch_env())
 
 
 @nox.session
@@ -110,7 +125,7 @@ def doctest(session: nox.Session) -> None:
     """Every example of the pages (docs/**/*.md) and docstrings (src/ptnotes), on CPU."""
     install(session, "test")
     session.run(
-        "pytest", *DOCTEST_TARGETS, *session.posargs, env={"PTNOTES_DOCTEST_DEVICE": "cpu"}
+        "pytest", *DOCTEST_TARGETS, *session.posargs, env=torch_env(PTNOTES_DOCTEST_DEVICE="cpu")
     )  # fmt: skip
 
 
@@ -131,7 +146,7 @@ def doctest_numerics(session: nox.Session, numerics: str) -> None:
     a reader's machine. Part of `nox` (CI), one session per setting.
     """
     install(session, "test")
-    env = {"PTNOTES_DOCTEST_DEVICE": "cpu", **NUMERICS[numerics]}
+    env = torch_env(PTNOTES_DOCTEST_DEVICE="cpu", **NUMERICS[numerics])
     session.log(" ".join(f"{k}={v}" for k, v in NUMERICS[numerics].items()))
     session.run("pytest", *DOCTEST_TARGETS, "-q", *session.posargs, env=env)
 
@@ -182,6 +197,7 @@ def sphinx_build(session: nox.Session, language: str, *extra: str) -> None:
         *extra,
         str(DOCS),
         str(BUILD / "html" / language),
+        env=torch_env(),  # the gallery runs torch.compile
     )
 
 
@@ -261,7 +277,9 @@ def bench(session: nox.Session) -> None:
     """
     install(session, "test", "docs")
     out = BUILD / "bench"
-    session.run("python", "-m", "benchmarks.run", "--out", str(out), *session.posargs)
+    session.run(
+        "python", "-m", "benchmarks.run", "--out", str(out), *session.posargs, env=torch_env()
+    )
     session.run("python", "-m", "benchmarks.build_cost", "--results", str(out / "results.json"))
     session.log(f"results: {out / 'results.json'}")
 
