@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+
+import pytest
 
 TIMEOUT_S = 300  # the launcher and two workers each import torch: slow on a loaded machine
 EXPECTED = (
@@ -26,8 +29,16 @@ def test_torchrun_runs_the_ddp_example_on_two_processes() -> None:
     ]
     # OMP_NUM_THREADS set: otherwise torchrun sets it to 1 itself and logs a warning.
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=TIMEOUT_S, env=env, check=False
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.splitlines() == [EXPECTED]  # rank 0 prints, rank 1 does not
+    # Its own process group: on a timeout the workers are killed with the launcher, not left.
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        start_new_session=True,
+    ) as launcher:  # fmt: skip
+        try:
+            stdout, stderr = launcher.communicate(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(launcher.pid, signal.SIGKILL)
+            stdout, stderr = launcher.communicate()
+            pytest.fail(f"torchrun did not finish in {TIMEOUT_S} s:\n{stdout}{stderr}")
+    assert launcher.returncode == 0, stdout + stderr
+    assert stdout.splitlines() == [EXPECTED]  # rank 0 prints, rank 1 does not
