@@ -104,6 +104,14 @@ RELEASE_LINK = re.compile(
     r'<a class="[^"]*ptnotes-release[^"]*"[^>]*title="([^"]*)"[^>]*>([^<]*)</a>'
 )
 ROLE = re.compile(r"\{torch-(since|span)\}`([^`]*)`")
+#: Fenced blocks and double-backtick code spans, which may show the roles' syntax as code.
+FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,}).*?^[ \t]*\1[ \t]*$", re.DOTALL | re.MULTILINE)
+CODE_SPAN = re.compile(r"``[^\n]+?``")
+
+
+def release_roles(source: str) -> list[tuple[str, str]]:
+    """The ``torch-since``/``torch-span`` roles of a MyST page, in order (not those in code)."""
+    return ROLE.findall(CODE_SPAN.sub("", FENCE.sub("", source)))
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -114,7 +122,7 @@ def test_releases_named_in_prose_are_rendered_from_the_data(
     """Each {torch-since} shows its text with the data's release as title; each {torch-span}
     shows the span of releases on which its examples pass."""
     source = (REPO / doc).read_text(encoding="utf-8")
-    roles = ROLE.findall(source)
+    roles = release_roles(source)
     links = RELEASE_LINK.findall(built(site_dir, lang, doc).read_text(encoding="utf-8"))
     assert len(links) == len(roles), (doc, lang, roles, links)
     for (kind, content), (title, text) in zip(roles, links, strict=True):
