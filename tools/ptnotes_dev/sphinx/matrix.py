@@ -282,6 +282,9 @@ class MatrixCompatibility(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         data, keys, lines = _current(self.env.app)
         self.env.note_dependency(str(Path(self.env.srcdir) / self.config.ptnotes_matrix_file))
+        root = Path(self.env.srcdir).parent
+        for doc in keys:  # the lines it shows move when a page is edited
+            self.env.note_dependency(str(root / doc))
         columns = data_model.cpu_columns(data) + data_model.device_columns(data)
         rows: list[list[nodes.Node | str]] = []
         for doc in sorted(keys):
@@ -341,6 +344,7 @@ def labelled_keys(app: Sphinx, page: str, label: str) -> list[str] | None:
     path = Path(app.srcdir) / f"{page}.md"
     if not path.exists():
         return None
+    app.env.note_dependency(str(path))  # the page using the label is re-read when it changes
     span = data_model.labelled_lines(path.read_text(encoding="utf-8"), label)
     if span is None:
         return None
