@@ -2,7 +2,8 @@
 
 The pages draw them through ``{autograd-graph}`` (tools/ptnotes_dev/sphinx/autograd_graph.py),
 the gallery script through Graphviz's ``dot`` command; each drawing is compared with
-``graph_dot`` for the same computation, written out here as the page writes it.
+``graph_dot`` for the same computation, written out in the tests as the page writes it
+(the notes' example is ``tests/test_graph.py``'s).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import torch
 from ptnotes_dev.sphinx.autograd_graph import EXAMPLES, example_dot
 
 from ptnotes.graph import graph_dot
+from tests.test_graph import notes_example
 
 ROOT = Path(__file__).resolve().parent.parent
 GALLERY_SCRIPT = ROOT / "gallery" / "plot_autograd_graph.py"
@@ -35,16 +37,8 @@ def exp_chain_dot() -> str:
 
 def notes_example_dot() -> str:
     """docs/autograd/worked-example.md and the gallery: the notes' four-step example."""
-    x = torch.ones(2, 2)
-    w1 = torch.tensor(2.0, requires_grad=True)
-    w2 = torch.tensor(3.0, requires_grad=True)
-    w3 = torch.tensor(4.0, requires_grad=True)
-    l1 = x * w1
-    l2 = l1 + w2
-    l3 = l1 * w3
-    l4 = l2 * l3
-    loss = l4.mean()
-    return graph_dot(loss, dict(w1=w1, w2=w2, w3=w3, l1=l1, l2=l2, l3=l3, l4=l4, loss=loss))
+    tensors = notes_example()
+    return graph_dot(tensors["loss"], tensors)
 
 
 EXPECTED: dict[str, Callable[[], str]] = {
