@@ -10,7 +10,7 @@ examples the doctest sessions collect today (:func:`ptnotes_dev.matrix.current_e
 * ``{matrix-compatibility}``: pages by releases, and every example whose outcome differs
   between releases, with the release from which the current output holds and the output of
   the releases where it does not;
-* :func:`section_since`: the release from which all examples of a labelled section pass (the
+* :func:`since_sentence`: the release from which all examples of a labelled section pass (the
   claims ledger dates its "changed" claims with it);
 * releases named in prose: ``{torch-since}`PyTorch 2.6 <label>``` shows its text and warns
   when the examples under the target ``(label)=`` (a section or a code block) do not show
@@ -353,31 +353,18 @@ def labelled_keys(app: Sphinx, page: str, label: str) -> list[str] | None:
     return [key for key in keys.get(doc, []) if span[0] <= lines[key] <= span[1]]
 
 
-def section_since(app: Sphinx, page: str, label: str) -> str | None:
-    """The release from which every example of the section ``(label)=`` passes, if recorded.
+def since_sentence(app: Sphinx, page: str, label: str) -> str | None:
+    """The ledger's sentence dating a changed claim from the matrix data, if it has any.
 
-    ``page`` is the docname (``autograd/inplace``). Returns the oldest release of the range
-    when the examples pass everywhere, None without data for the section.
+    ``page`` is the docname (``autograd/inplace``), ``label`` the target of the claim's
+    section. None when the section has no example, or one fails on the newest release.
     """
     data = matrix_data(app)[0]
-    section_keys = labelled_keys(app, page, label)
+    keys = labelled_keys(app, page, label)
     columns = data_model.cpu_columns(data)
-    if not section_keys or not columns:
+    if not keys or not columns or data_model.holds_since(data, keys, columns) is None:
         return None
-    return data_model.holds_since(data, section_keys, columns)
-
-
-def since_sentence(app: Sphinx, page: str, label: str) -> str | None:
-    """The ledger's sentence dating a changed claim from the matrix data, if it has any."""
-    since = section_since(app, page, label)
-    if since is None:
-        return None
-    columns = data_model.cpu_columns(matrix_data(app)[0])
-    if since == columns[0]:
-        return _(
-            "Today's behaviour already on torch {release}, the oldest release the matrix runs."
-        ).format(release=since)
-    return _("Today's behaviour since torch {release} (matrix).").format(release=since)
+    return since_note(data, keys)
 
 
 # -- releases named in prose ------------------------------------------------------------------
