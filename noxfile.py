@@ -312,8 +312,15 @@ def serve(session: nox.Session) -> None:
 
 @nox.session
 def i18n(session: nox.Session) -> None:
-    """Refresh the catalogs from the English source (gettext -> sphinx-intl update)."""
+    """Refresh the catalogs from the English source (gettext -> sphinx-intl update).
+
+    ``nox -s i18n -- docs/autograd/inplace.md`` refreshes only the catalogs of the pages
+    named, leaving every other catalog as it is (for work on several pages at once).
+    """
     install(session, "docs")
+    if session.posargs:
+        session.run("python", "-m", "ptnotes_dev.i18n", "update", *session.posargs)
+        return
     gettext_build(session)
     languages = [arg for code in LANGUAGES[1:] for arg in ("-l", code)]
     session.run(

@@ -42,6 +42,7 @@ extensions = [
     "ptnotes_dev.sphinx.bench_tables",
     "ptnotes_dev.sphinx.gallery_titles",
     "ptnotes_dev.sphinx.autograd_graph",
+    "ptnotes_dev.sphinx.proof",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}

@@ -1,5 +1,7 @@
 """The zh_CN edition: complete, valid, consistent with the glossary, code left untouched."""
 
+# ruff: noqa: RUF001  (Chinese text: fullwidth punctuation is the point)
+
 from __future__ import annotations
 
 import re
@@ -16,6 +18,7 @@ from ptnotes_dev.i18n import (
     messages,
     read_catalog,
     source_documents,
+    stray_spaces,
     untranslated,
 )
 
@@ -91,3 +94,45 @@ def test_glossary_leaf_tensor_is_the_agreed_term() -> None:
 
 def test_catalogs_use_the_glossary_terms() -> None:
     assert glossary_violations() == []
+
+
+@pytest.mark.parametrize(
+    ("english", "chinese"),
+    [
+        ("in place", "原地"),
+        ("backward", "反向传播"),
+        ("pinned memory", "锁页内存"),
+        ("GPU memory", "显存"),
+        ("saved tensor", "保存的张量"),
+        ("RNG state", "RNG 状态"),
+        ("optimizer step", "优化器更新"),
+        ("hook", "钩子"),
+        ("view", "视图"),
+        ("bucket", "桶"),
+        ("scaler", "缩放器"),
+    ],
+)
+def test_terms_once_written_two_ways_have_one_glossary_term(english: str, chinese: str) -> None:
+    assert {t.english: t.chinese for t in glossary_terms()}[english] == chinese
+
+
+def test_in_place_of_is_not_the_term_in_place() -> None:
+    (term,) = [t for t in glossary_terms() if t.english == "in place"]
+    assert term.pattern.search("modifies x in place")
+    assert not term.pattern.search("put y in place of x")
+
+
+def test_no_catalog_has_a_space_between_chinese_characters() -> None:
+    assert stray_spaces() == []
+
+
+def test_the_spacing_check_finds_a_space_left_around_a_substituted_term(tmp_path: Path) -> None:
+    (tmp_path / "page.po").write_text(
+        'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=utf-8\\n"\n\n'
+        'msgid "through autograd"\nmsgstr "通过 自动求导 一无所知；用 `x` 时"\n',
+        encoding="utf-8",
+    )
+    assert stray_spaces(tmp_path) == [
+        "page.po: '通过 自动求导 '",
+        "page.po: ' 自动求导 一无所知；'",
+    ]

@@ -95,7 +95,12 @@ class Term:
     @property
     def pattern(self) -> re.Pattern[str]:
         words = r"\s+".join(re.escape(w) for w in self.english.split())
-        return re.compile(rf"(?<![\w-]){words}(?:s|es)?(?![\w-])", re.IGNORECASE)
+        unless = NOT_THE_TERM.get(self.english, "")
+        return re.compile(rf"(?<![\w-]){words}(?:s|es)?(?![\w-]){unless}", re.IGNORECASE)
+
+
+#: Phrases that contain a term's words without meaning the term: "in place of" is "instead of".
+NOT_THE_TERM = {"in place": r"(?!\s+of\b)"}
 
 
 def glossary_terms(locale_dir: Path = LOCALE) -> list[Term]:
@@ -115,6 +120,15 @@ def glossary_terms(locale_dir: Path = LOCALE) -> list[Term]:
     return [Term(term, catalog.get(term, "").split("\uff08")[0].strip()) for term in english]
 
 
+#: Terms that are also the name of a method a translation keeps in English: "a hand-written
+#: backward" names ``Function.backward``, and the Chinese may write ``backward`` there.
+IDENTIFIER_TERMS = frozenset({"backward"})
+
+#: The stem a term takes in compounds: "backward node", "backward formula" and "full backward
+#: hook" are 反向节点, 反向公式 and 完整反向钩子, not 反向传播节点.
+COMPOUND_STEMS = {"backward": "反向", "hook": "钩"}
+
+
 def glossary_violations(locale_dir: Path = LOCALE) -> list[str]:
     """Messages that use a glossary term in English but not the glossary's Chinese term."""
     terms = [t for t in glossary_terms(locale_dir) if t.chinese]
@@ -125,11 +139,38 @@ def glossary_violations(locale_dir: Path = LOCALE) -> list[str]:
                 continue
             prose = _CODE.sub(" ", msgid)
             for term in terms:
-                if term.pattern.search(prose) and term.chinese not in msgstr:
+                stem = COMPOUND_STEMS.get(term.english)
+                kept = (term.english in IDENTIFIER_TERMS and term.pattern.search(msgstr)) or (
+                    stem is not None and stem in msgstr
+                )
+                if term.pattern.search(prose) and term.chinese not in msgstr and not kept:
                     rel = path.relative_to(locale_dir)
                     problems.append(
                         f"{rel}: {term.english!r} should be {term.chinese!r} in: {msgstr[:80]}"
                     )
+    return problems
+
+
+# -- spacing --------------------------------------------------------------------------
+
+#: A space between two Chinese characters (ideographs or fullwidth punctuation): Chinese is
+#: written without spaces, so one there is left over from a substituted term
+#: ("通过 自动求导 一无所知"). Spaces between Chinese and Latin text or code are the convention.
+_CJK = (
+    r"\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+)
+STRAY_SPACE = re.compile(rf"[{_CJK}][ \t]+[{_CJK}]")
+
+
+def stray_spaces(locale_dir: Path = LOCALE) -> list[str]:
+    """Translations with a space between two Chinese characters, each with its context."""
+    problems = []
+    for path, catalog in catalogs(locale_dir):
+        for _msgid, msgstr, _ in messages(catalog):
+            for match in STRAY_SPACE.finditer(msgstr):
+                start = max(match.start() - 4, 0)
+                context = msgstr[start : match.end() + 4]
+                problems.append(f"{path.relative_to(locale_dir)}: {context!r}")
     return problems
 
 
@@ -152,9 +193,76 @@ def missing_messages(pot_dir: Path, locale_dir: Path = LOCALE) -> list[str]:
     return problems
 
 
+def update_pages(pages: list[str]) -> int:
+    """Refresh the catalogs of ``pages`` only (``docs/autograd/inplace.md`` …), leaving the
+    others alone: several people translate at once, and ``nox -s i18n`` rewrites them all.
+
+    The messages are extracted by Sphinx's gettext builder from a copy of ``docs/`` under
+    ``build/i18n-pages/`` (the gallery is not executed and ``docs/auto_examples`` is not
+    touched), then merged into each page's catalog with ``sphinx-intl update``.
+    """
+    import hashlib
+    import shutil
+    import subprocess
+
+    names: list[Path] = []
+    for page in pages:
+        path = Path(page).resolve()
+        try:
+            relative = path.relative_to(DOCS)
+        except ValueError:
+            print(f"not a page under {DOCS}: {page}", file=sys.stderr)
+            return 2
+        if path.suffix not in {".md", ".rst"} or not path.is_file():
+            print(f"not a page (.md or .rst): {page}", file=sys.stderr)
+            return 2
+        names.append(relative)
+    key = hashlib.sha256(" ".join(sorted(map(str, names))).encode()).hexdigest()[:12]
+    work = ROOT / "build" / "i18n-pages" / key
+    (work / "docs").mkdir(parents=True, exist_ok=True)
+    for entry in ("pyproject.toml", "gallery", "src", "tools", "README.md"):
+        link = work / entry
+        if not link.exists():
+            link.symlink_to(ROOT / entry)
+    # copy2 keeps modification times: Sphinx re-reads only what changed since the last run.
+    shutil.copytree(DOCS, work / "docs", dirs_exist_ok=True, copy_function=shutil.copy2)
+    out = work / "gettext"
+    shutil.rmtree(out, ignore_errors=True)
+    build = [
+        sys.executable, "-m", "sphinx", "-b", "gettext", "-q", "-D", "plot_gallery=0",
+        "-d", str(work / "doctrees"), str(work / "docs"), str(out),
+        *(str(work / "docs" / name) for name in names),
+    ]  # fmt: skip
+    if subprocess.run(build, check=False).returncode:
+        return 1
+    wanted = work / "pots"
+    shutil.rmtree(wanted, ignore_errors=True)
+    for name in names:
+        pot = out / name.with_suffix(".pot")
+        if not pot.exists():
+            print(f"{name}: no messages extracted", file=sys.stderr)
+            return 1
+        (wanted / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(pot, wanted / name.with_suffix(".pot"))
+    languages = [arg for language in load().translations for arg in ("-l", language.code)]
+    update = [
+        sys.executable, "-m", "sphinx_intl", "update", "-p", str(wanted),
+        "-d", str(DOCS / "locales"), *languages, "-w", "0",
+    ]  # fmt: skip
+    return subprocess.run(update, check=False).returncode
+
+
+USAGE = (
+    "usage: python -m ptnotes_dev.i18n sync <gettext output dir>\n"
+    "       python -m ptnotes_dev.i18n update <page.md> [<page.md> ...]"
+)
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) >= 2 and argv[0] == "update":
+        return update_pages(argv[1:])
     if len(argv) != 2 or argv[0] != "sync":
-        print("usage: python -m ptnotes_dev.i18n sync <gettext output dir>", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     status = 0
     for language in load().translations:

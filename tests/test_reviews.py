@@ -1,0 +1,115 @@
+"""Every page has a current review record: read by a second reader after its last prose change."""
+
+from __future__ import annotations
+
+import datetime
+import shutil
+from pathlib import Path
+
+import pytest
+from ptnotes_dev import reviews
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = reviews.pages()
+BY_PAGE = {r.page: r for r in reviews.read()}
+
+
+def test_every_page_is_listed() -> None:
+    assert {"glossary.md", "errata.md", "autograd/inplace.md", "api/checkpoint.rst"} <= set(PAGES)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_has_a_current_review_record(page: str) -> None:
+    review = BY_PAGE.get(page)
+    assert review is not None, f"{page}: no review record in docs/dev/reviews.toml"
+    assert reviews.problems(review) == []
+
+
+def test_no_record_names_a_page_that_does_not_exist() -> None:
+    assert sorted(set(BY_PAGE) - set(PAGES)) == []
+
+
+def test_prose_leaves_example_bodies_out() -> None:
+    page = "Text.\n\n```pycon\n>>> 1 + 1\n2\n```\n\n:::{note}\nKept.\n:::\n"
+    assert reviews.prose(page) == "Text.\n\n```pycon\n```\n\n:::{note}\nKept.\n:::\n"
+
+
+def test_an_output_change_keeps_the_hash_and_a_sentence_change_does_not() -> None:
+    first = "Text.\n\n```pycon\n>>> x\n1\n```\n"
+    assert reviews.prose(first) == reviews.prose(first.replace("1\n```", "2\n```"))
+    assert reviews.prose(first) != reviews.prose(first.replace("Text.", "Other text."))
+
+
+def test_docstrings_count_as_prose_of_api_pages_but_their_examples_do_not() -> None:
+    doc = "Say what.\n\nExamples:\n    >>> f()\n    1\n\nAfter."
+    assert reviews._without_examples(doc) == "Say what.\n\nExamples:\n\nAfter."
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the project's settings with one page and its catalog."""
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "docs" / "locales" / "zh_CN" / "LC_MESSAGES").mkdir(parents=True)
+    (tmp_path / "docs" / "page.md").write_text("# Title\n\nOne sentence.\n", encoding="utf-8")
+    (tmp_path / "docs" / "locales" / "zh_CN" / "LC_MESSAGES" / "page.po").write_text(
+        'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=utf-8\\n"\n\n'
+        'msgid "Title"\nmsgstr "标题"\n',
+        encoding="utf-8",
+    )
+    return tmp_path
+
+
+def test_a_record_becomes_stale_when_the_prose_changes(project: Path) -> None:
+    path = project / "docs" / "dev" / "reviews.toml"
+    reviews.record("docs/page.md", "reader", 3, 1, 1, [
+        {"before": "Old.", "after": "One sentence.", "example": "label"},
+    ], root=project, path=path)  # fmt: skip
+    (record,) = reviews.read(path)
+    assert record.date == datetime.date.today()
+    assert reviews.problems(record, project) == []
+    (project / "docs" / "page.md").write_text("# Title\n\nAnother sentence.\n", encoding="utf-8")
+    assert reviews.problems(record, project) == [
+        f"page.md: its prose changed after the review of {record.date}"
+    ]
+
+
+def test_a_record_becomes_stale_when_the_translation_changes(project: Path) -> None:
+    path = project / "docs" / "dev" / "reviews.toml"
+    reviews.record("page.md", "reader", 1, 0, 0, [], root=project, path=path)
+    po = project / "docs" / "locales" / "zh_CN" / "LC_MESSAGES" / "page.po"
+    po.write_text(po.read_text(encoding="utf-8").replace("标题", "题目"), encoding="utf-8")
+    (record,) = reviews.read(path)
+    assert reviews.problems(record, project) == [
+        f"page.md: its zh_CN catalog changed after the review of {record.date}"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("checked", "refuted", "fixed", "listed", "message"),
+    [
+        (3, 1, 0, 1, "1 refuted sentence(s) not fixed"),
+        (3, 2, 2, 1, "2 refuted but 1 listed"),
+        (1, 2, 2, 2, "expected 0 <= fixed <= refuted <= checked"),
+    ],
+)
+def test_an_inconsistent_record_is_refused_and_nothing_is_written(
+    project: Path, checked: int, refuted: int, fixed: int, listed: int, message: str
+) -> None:
+    path = project / "docs" / "dev" / "reviews.toml"
+    items = [{"before": "a", "after": "b", "example": "c"}] * listed
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        reviews.record("page.md", "reader", checked, refuted, fixed, items, root=project, path=path)
+    assert not path.exists()
+
+
+def test_a_record_round_trips_through_its_file(project: Path) -> None:
+    path = project / "docs" / "dev" / "reviews.toml"
+    written = reviews.record("page.md", "a \"quoted\" reader", 2, 1, 1, [
+        {"before": "“引号” and \\ back", "after": "(cut)", "example": ""},
+    ], root=project, path=path)  # fmt: skip
+    assert reviews.read(path) == [written]
+
+
+def test_recording_a_page_that_does_not_exist_is_refused(project: Path) -> None:
+    with pytest.raises(ValueError, match=r"no page docs/missing\.md"):
+        reviews.record("missing.md", "reader", 0, 0, 0, [], root=project)
