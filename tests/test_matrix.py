@@ -275,3 +275,240 @@ def test_reformatting_an_example_keeps_its_key() -> None:
     other = matrix.example_text(Parsed("from a import b\n"))
     assert one_line == wrapped
     assert one_line != other
+
+
+# -- the index's answer ------------------------------------------------------------------------
+
+LISTINGS = ROOT / "tests" / "data"
+
+
+def test_the_index_answer_recorded_here_gives_the_twelve_releases_of_the_range() -> None:
+    versions = matrix.parse_index_versions((LISTINGS / "pip-index-torch-2.15.0.txt").read_text())
+    releases = matrix.newest_patches(versions, "2.4")
+    assert releases[0] == "2.4.1"
+    assert releases[-1] == "2.15.0"
+    assert len(releases) == 12
+    assert "2.13.0+cpu" in versions  # a local build is listed, and left out of the range
+
+
+def test_a_release_that_has_just_appeared_on_the_index_joins_the_range() -> None:
+    versions = matrix.parse_index_versions((LISTINGS / "pip-index-torch-2.16.0.txt").read_text())
+    assert matrix.newest_patches(versions, "2.4")[-2:] == ["2.15.0", "2.16.0"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["", "torch (2.15.0)\n", "WARNING: pip index is experimental\nAvailable versions: \n"],
+)
+def test_an_index_answer_without_versions_is_an_error(answer: str) -> None:
+    with pytest.raises(ValueError, match="Available versions"):
+        matrix.parse_index_versions(answer)
+
+
+# -- the plan ------------------------------------------------------------------------------------
+
+RANGE = ["2.4.1", "2.14.1", "2.15.0"]
+
+
+def complete(releases: list[str], examples: list[matrix.Example]) -> dict[str, Any]:
+    """Data with a passing result for every example on every release, unit tests at 'src'."""
+    data = matrix.load_data(Path("/nonexistent"))
+    for release in releases:
+        results = {e.key: result(e.doc, e.line, "passed") for e in examples}
+        data = matrix.merge(data, recorded(release, "cpu", results), examples)
+        data["runs"][release]["unit_tests"] = {"exit_code": 0, "summary": "", "source": "src"}
+    return data
+
+
+def test_the_plan_of_a_complete_range_is_empty() -> None:
+    assert matrix.plan_range(complete(RANGE, [A, B]), [A, B], RANGE, "src") == []
+
+
+def test_a_new_release_is_planned_with_the_unit_tests_as_the_newest() -> None:
+    planned = matrix.plan_range(complete(RANGE, [A]), [A], [*RANGE, "2.16.0"], "src")
+    assert planned == [{"release": "2.16.0", "reasons": ["new release", "unit tests"],
+                        "unit_tests": True}]  # fmt: skip
+
+
+def test_an_example_without_a_result_plans_every_release() -> None:
+    planned = matrix.plan_range(complete(RANGE, [A]), [A, B], RANGE, "src")
+    assert [p["release"] for p in planned] == RANGE
+    assert planned[1]["reasons"] == ["1 examples without a result (1 files)"]
+
+
+def test_changed_unit_tests_rerun_on_the_lowest_and_newest_release_only() -> None:
+    planned = matrix.plan_range(complete(RANGE, [A]), [A], RANGE, "changed")
+    assert [(p["release"], p["reasons"]) for p in planned] == [
+        ("2.4.1", ["unit tests"]),
+        ("2.15.0", ["unit tests"]),
+    ]
+
+
+def test_plan_json_is_a_strategy_matrix(tmp_path: Path) -> None:
+    out = tmp_path / "plan.json"
+    data = tmp_path / "matrix.json"
+    matrix.save_data(data, complete(RANGE, []))
+    listing = LISTINGS / "pip-index-torch-2.16.0.txt"
+    assert matrix.main(["plan", "--json", "--listing", str(listing), "--data", str(data),
+                        "--output", str(out)]) == 0  # fmt: skip
+    plan = json.loads(out.read_text())
+    assert plan["releases"][-1] == "2.16.0"
+    assert plan["count"] == len(plan["include"])
+    assert {"release", "reasons", "unit_tests"} == set(plan["include"][-1])
+    assert "new release" in plan["include"][-1]["reasons"]
+
+
+# -- shards ----------------------------------------------------------------------------------
+
+
+def shard(
+    release: str, outcomes: dict[matrix.Example, str], device: str = "cpu", **run: str
+) -> dict[str, Any]:
+    results = {e.key: result(e.doc, e.line, o) for e, o in outcomes.items()}
+    made = recorded(release, device, results)
+    made["run"].update(run)
+    return matrix.make_shard(made, [A, B], "c0ffee")
+
+
+def test_the_shard_key_names_release_device_and_platform() -> None:
+    made = shard("2.13.0", {A: "passed"}, platform="macos-arm64")
+    assert made["shard"] == {"release": "2.13.0", "device": "cpu", "platform": "macos-arm64",
+                             "column": "2.13.0+cpu@macos-arm64"}  # fmt: skip
+    assert matrix.column("2.13.0") == "2.13.0"
+    assert matrix.column("2.13.0", "cuda") == "2.13.0+cuda"
+
+
+def test_another_platform_fills_its_own_column_beside_the_release() -> None:
+    data = matrix.merge_shards(
+        matrix.load_data(Path("/nonexistent")),
+        [shard("2.13.0", {A: "passed"}), shard("2.13.0", {A: "failed"}, platform="macos-arm64")],
+        [A, B],
+    )
+    assert matrix.cpu_columns(data) == ["2.13.0"]
+    assert matrix.device_columns(data) == ["2.13.0+cpu@macos-arm64"]
+    assert matrix.outcome(data, A.key, "2.13.0") == "passed"
+
+
+def test_merging_shards_in_any_order_gives_the_same_file(tmp_path: Path) -> None:
+    import itertools
+
+    base = complete(["2.4.1"], [A, B])
+    shards = [
+        shard("2.15.0", {A: "passed", B: "failed"}),
+        shard("2.16.0", {A: "passed", B: "passed"}),
+        shard("2.16.0", {A: "failed"}, date="2026-12-02"),  # a second shard of one column
+        shard("2.15.0", {A: "passed"}, device="cuda"),
+        {**shard("2.4.1", {}), "unit_tests": {"exit_code": 1, "summary": "1 failed"}},
+    ]
+    texts = set()
+    for order in itertools.permutations(shards):
+        path = tmp_path / "matrix.json"
+        matrix.save_data(path, matrix.merge_shards(json.loads(json.dumps(base)), order, [A, B]))
+        texts.add(path.read_text())
+    assert len(texts) == 1
+    data = json.loads(texts.pop())
+    assert set(data["runs"]) == {"2.4.1", "2.15.0", "2.16.0", "2.15.0+cuda"}
+    assert data["runs"]["2.4.1"]["unit_tests"]["exit_code"] == 1
+
+
+def test_merge_refuses_a_shard_of_another_commits_examples() -> None:
+    made = shard("2.15.0", {A: "passed"})  # recorded where the examples were A and B
+    with pytest.raises(matrix.ShardError, match=r"recorded on the examples of c0ffee"):
+        matrix.merge_shards(matrix.load_data(Path("/nonexistent")), [made], [A])
+
+
+def test_merge_refuses_a_results_file_naming_examples_that_do_not_exist() -> None:
+    cuda = recorded("2.13.0", "cuda", {"f" * 16: result("docs/gone.md", 9, "passed")})
+    with pytest.raises(matrix.ShardError, match=r"docs/gone.md:9.*another commit"):
+        matrix.merge_shards(matrix.load_data(Path("/nonexistent")), [cuda], [A, B])
+
+
+def test_a_plain_results_file_merges_like_a_shard() -> None:
+    cuda = recorded("2.13.0", "cuda", {A.key: result(A.doc, 3, "passed")})
+    data = matrix.merge_shards(matrix.load_data(Path("/nonexistent")), [cuda], [A, B])
+    assert matrix.outcome(data, A.key, "2.13.0+cuda") == "passed"
+
+
+def test_new_failures_are_listed_by_page_and_release() -> None:
+    before = complete(["2.15.0"], [A, B])
+    after = matrix.merge_shards(
+        json.loads(json.dumps(before)),
+        [shard("2.15.0", {A: "failed", B: "passed"}), shard("2.16.0", {A: "failed", B: "failed"})],
+        [A, B],
+    )
+    assert matrix.new_failures(before, after) == {
+        "docs/a.md": {"2.15.0": [3], "2.16.0": [3]},
+        "docs/b.md": {"2.16.0": [5]},
+    }
+    assert matrix.new_failures(after, after) == {}
+    text = matrix.merge_summary(before, after, [shard("2.16.0", {A: "failed", B: "failed"})])
+    assert "- `docs/b.md` on `2.16.0`: line(s) 5" in text
+
+
+def test_merge_command_merges_many_shards_and_writes_a_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(matrix, "current_examples", lambda settings=None: [A, B])
+    data = tmp_path / "matrix.json"
+    files = []
+    for release in ("2.15.0", "2.16.0"):
+        files.append(tmp_path / f"shard-{release}.json")
+        files[-1].write_text(json.dumps(shard(release, {A: "passed", B: "failed"})))
+    summary = tmp_path / "summary.md"
+    args = ["merge", *map(str, files), "--data", str(data), "--summary", str(summary)]
+    assert matrix.main(args) == 0
+    assert matrix.cpu_columns(matrix.load_data(data)) == ["2.15.0", "2.16.0"]
+    assert "`docs/b.md` on `2.15.0`" in summary.read_text()
+    monkeypatch.setattr(matrix, "current_examples", lambda settings=None: [A])
+    assert matrix.main(["merge", str(files[0]), "--data", str(data)]) == 2  # refused
+
+
+def test_run_with_output_writes_a_shard_and_touches_no_data_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    committed = (ROOT / matrix.DATA_FILE).read_bytes()
+    data = tmp_path / "matrix.json"
+    matrix.save_data(data, complete(["2.13.0"], [A]))
+    before = data.read_bytes()
+    ran: list[list[str]] = []
+
+    def record(root: Path, python: Path, release: str, docs: list[str], prefix: str) -> Any:
+        ran.append(list(docs))
+        return recorded(release, "cpu", {B.key: result(B.doc, 5, "passed")})
+
+    monkeypatch.setattr(matrix, "current_examples", lambda settings=None: [A, B])
+    monkeypatch.setattr(matrix, "ensure_env", lambda settings, release, envs=None: Path("py"))
+    monkeypatch.setattr(matrix, "record_release", record)
+    out = tmp_path / "shard.json"
+    args = ["run", "--release", "2.13.0", "--output", str(out), "--data", str(data)]
+    assert matrix.main(args) == 0
+    assert ran == [["docs/b.md"]]  # only the file whose example has no result
+    made = json.loads(out.read_text())
+    assert made["shard"]["column"] == "2.13.0"
+    assert made["examples"] == matrix.examples_fingerprint([A, B])
+    assert data.read_bytes() == before
+    assert (ROOT / matrix.DATA_FILE).read_bytes() == committed
+
+
+def test_compare_finds_a_reproduced_column_and_a_differing_one() -> None:
+    reference = complete(["2.13.0", "2.15.0"], [A, B])
+    same = shard("2.13.0", {A: "passed", B: "passed"})
+    assert matrix.compare_column(reference, same, [A, B]) == (2, [])
+    other = shard("2.13.0", {A: "passed", B: "failed"})
+    assert matrix.compare_column(reference, other, [A, B]) == (
+        2,
+        ["docs/b.md:5: failed here, passed in the reference"],
+    )
+
+
+def test_the_shard_report_compares_serial_time_with_the_slowest_shard() -> None:
+    measured = [
+        {"release": "2.4.1", "environment_s": 60.0, "examples_s": 40.0},
+        {"release": "2.13.0", "environment_s": 10.0, "examples_s": 30.0},
+        {"release": "2.15.0", "environment_s": 70.0, "examples_s": 50.0},
+    ]
+    report = matrix.shard_report(measured, {"2.4.1": 100.0, "2.15.0": 120.0, "2.13.0": 5.0})
+    assert report["serial_s"] == 100 + 40 + 120 + 100 + 120
+    assert report["slowest_shard"] == {"release": "2.15.0", "shard_s": 120.0}
+    assert report["slowest_shard_with_unit_tests_s"] == 240.0
+    assert report["speedup"] == round(480 / 240, 2)

@@ -15,11 +15,21 @@ of its examples has no result there, so editing one page re-runs only that page.
 tests run on the lowest and the newest release (their outcome is recorded per run).
 ``nox -s doctest_cuda -- --record-results FILE`` writes the same format for the CUDA column.
 
+On CI the matrix runs as shards, one job per release (``.github/workflows/matrix.yml``,
+``docs/dev/ci.md``): ``plan --json`` says which releases of the range need a run and why,
+``run --release R --output F`` writes one release's results to a shard file and touches no
+data file, and ``merge`` folds any number of shards into the data file, in any order, with a
+summary of the new failures. A shard's column names its release, device and platform.
+
 Usage::
 
-    python -m ptnotes_dev.matrix run [--release 2.4.1 ...] [--jobs N]
-    python -m ptnotes_dev.matrix plan --release 2.4.1
-    python -m ptnotes_dev.matrix merge RESULTS.json
+    python -m ptnotes_dev.matrix run [--release 2.4.1 ...]
+    python -m ptnotes_dev.matrix run --release 2.13.0 --output shard.json [--unit-tests] [--all]
+    python -m ptnotes_dev.matrix plan --release 2.4.1          # the files it would run
+    python -m ptnotes_dev.matrix plan --json [--output plan.json]  # the whole range, for CI
+    python -m ptnotes_dev.matrix merge SHARD.json ... [--summary summary.md]
+    python -m ptnotes_dev.matrix compare SHARD.json --against matrix.json
+    python -m ptnotes_dev.matrix bench --release 2.13.0 --release 2.15.0 ...
     python -m ptnotes_dev.matrix releases
 """
 
@@ -132,9 +142,35 @@ def current_examples(settings: Settings | None = None) -> list[Example]:
     return found
 
 
-def column(release: str, device: str = "cpu") -> str:
-    """The matrix column of a run: the release, with ``+cuda`` for CUDA runs."""
-    return release if device == "cpu" else f"{release}+{device}"
+#: The platform of the plain release columns (``2.13.0``); a run on another platform fills a
+#: column of its own (``2.13.0+cpu@macos-arm64``).
+DEFAULT_PLATFORM = "linux-x86_64"
+
+
+def current_platform() -> str:
+    """This machine's platform as the matrix names it: ``linux-x86_64``, ``macos-arm64``."""
+    system = {"darwin": "macos"}.get(platform.system().lower(), platform.system().lower())
+    machine = {"amd64": "x86_64", "aarch64": "arm64"}.get(
+        platform.machine().lower(), platform.machine().lower()
+    )
+    return f"{system}-{machine}"
+
+
+def column(release: str, device: str = "cpu", platform: str = DEFAULT_PLATFORM) -> str:
+    """The matrix column of a run: its release, device and platform.
+
+    CPU on the default platform is the release alone (the columns the stamps read); another
+    device adds ``+cuda``, another platform ``@<platform>`` (``2.13.0+cpu@macos-arm64``), so
+    each fills a column of its own through the same merge.
+    """
+    if platform == DEFAULT_PLATFORM:
+        return release if device == "cpu" else f"{release}+{device}"
+    return f"{release}+{device}@{platform}"
+
+
+def run_column(run: Mapping[str, Any]) -> str:
+    """The column of a recorded run (a run recorded before platforms were named: the default)."""
+    return column(run["release"], run["device"], run.get("platform", DEFAULT_PLATFORM))
 
 
 # -- the data file ----------------------------------------------------------------------------
@@ -162,7 +198,7 @@ def merge(
 ) -> dict[str, Any]:
     """``data`` with one recorded run added; examples that no longer exist are dropped."""
     run = recorded["run"]
-    name = column(run["release"], run["device"])
+    name = run_column(run)
     data["runs"][name] = {**data["runs"].get(name, {}), **run}
     table: dict[str, Any] = data["examples"]
     for key, result in recorded["results"].items():
@@ -188,6 +224,194 @@ def pages_to_run(data: Mapping[str, Any], examples: Iterable[Example], name: str
     return sorted(docs)
 
 
+# -- shards: one release's run, recorded for a later merge ---------------------------------------
+
+SHARD_KIND = "ptnotes-matrix-shard"
+
+
+class ShardError(ValueError):
+    """A shard that cannot be merged into this checkout's data."""
+
+
+def examples_fingerprint(examples: Sequence[Example]) -> str:
+    """A hash of the examples a checkout has (their keys): equal on checkouts of one commit."""
+    return hashlib.sha256("\n".join(sorted(e.key for e in examples)).encode()).hexdigest()[:16]
+
+
+def make_shard(
+    recorded: Mapping[str, Any],
+    examples: Sequence[Example],
+    commit: str | None,
+    unit_tests: Mapping[str, Any] | None = None,
+    timing: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """A shard: one recorded run with its key (release, device, platform) and its examples."""
+    run = recorded["run"]
+    key = {
+        "release": run["release"],
+        "device": run["device"],
+        "platform": run.get("platform", DEFAULT_PLATFORM),
+    }
+    shard: dict[str, Any] = {
+        "kind": SHARD_KIND,
+        "schema": SCHEMA,
+        "shard": {**key, "column": run_column(run)},
+        "commit": commit,
+        "examples": examples_fingerprint(examples),
+        "run": dict(run),
+        "results": dict(recorded["results"]),
+    }
+    if unit_tests is not None:
+        shard["unit_tests"] = dict(unit_tests)
+    if timing is not None:
+        shard["timing"] = dict(timing)
+    return shard
+
+
+def as_shard(
+    recorded: Mapping[str, Any], examples: Sequence[Example], source: str = "the file"
+) -> dict[str, Any]:
+    """``recorded`` as a shard, checked against this checkout's ``examples``.
+
+    A shard must come from a checkout with the same examples (same fingerprint); a plain
+    ``--record-results`` file (``nox -s doctest_cuda``) carries no fingerprint, and must name
+    only examples that exist here. Raises ShardError with what to do otherwise.
+    """
+    if recorded.get("kind") != SHARD_KIND:
+        if "run" not in recorded or "results" not in recorded:
+            raise ShardError(f"{source}: neither a shard nor a --record-results file")
+        live = {e.key for e in examples}
+        unknown = sorted(set(recorded["results"]) - live)
+        if unknown:
+            first = recorded["results"][unknown[0]]
+            raise ShardError(
+                f"{source}: {len(unknown)} of its {len(recorded['results'])} results are of "
+                f"examples this checkout does not have (e.g. {first['doc']}:{first['line']}): "
+                "it was recorded on another commit's examples; record it again on this one"
+            )
+        return make_shard(recorded, examples, None)
+    if recorded.get("schema") != SCHEMA:
+        raise ShardError(f"{source}: shard schema {recorded.get('schema')!r}, expected {SCHEMA}")
+    here = examples_fingerprint(examples)
+    if recorded["examples"] != here:
+        commit = recorded.get("commit") or "an unknown commit"
+        raise ShardError(
+            f"{source}: this shard ({recorded['shard']['column']}) was recorded on the examples "
+            f"of {commit} (fingerprint {recorded['examples']}), and this checkout's examples "
+            f"differ (fingerprint {here}). Merge it from a checkout of that commit, or run the "
+            "shard again on this one."
+        )
+    return dict(recorded)
+
+
+def _shard_order(shard: Mapping[str, Any]) -> tuple[tuple[tuple[int, ...], str], str]:
+    return column_order(shard["shard"]["column"]), json.dumps(shard, sort_keys=True)
+
+
+def merge_shards(
+    data: dict[str, Any], shards: Iterable[Mapping[str, Any]], examples: Sequence[Example]
+) -> dict[str, Any]:
+    """``data`` with every shard merged, the same whatever the order of ``shards``.
+
+    Each shard must pass :func:`as_shard`. Shards are applied in a canonical order (by
+    column, then content), so two shards of one column give the same file in any order.
+    """
+    checked = [as_shard(shard, examples, f"shard {i + 1}") for i, shard in enumerate(shards)]
+    for shard in sorted(checked, key=_shard_order):
+        data = merge(data, shard, examples)
+        if "unit_tests" in shard:
+            data["runs"][shard["shard"]["column"]]["unit_tests"] = dict(shard["unit_tests"])
+    data["runs"] = dict(sorted(data["runs"].items()))
+    return data
+
+
+def new_failures(
+    before: Mapping[str, Any], after: Mapping[str, Any]
+) -> dict[str, dict[str, list[int]]]:
+    """Per page, per column: the lines of examples that fail in ``after`` and did not before.
+
+    An example that is new (edited) and fails counts as new.
+    """
+    found: dict[str, dict[str, list[int]]] = {}
+    for key, entry in after.get("examples", {}).items():
+        for name, result in entry.get("results", {}).items():
+            if result["outcome"] != "failed" or outcome(before, key, name) == "failed":
+                continue
+            found.setdefault(entry["doc"], {}).setdefault(name, []).append(entry["line"])
+    return {
+        doc: {name: sorted(lines) for name, lines in sorted(cols.items(), key=_by_column)}
+        for doc, cols in sorted(found.items())
+    }
+
+
+def _by_column(item: tuple[str, Any]) -> tuple[tuple[int, ...], str]:
+    return column_order(item[0])
+
+
+def merge_summary(
+    before: Mapping[str, Any], after: Mapping[str, Any], shards: Sequence[Mapping[str, Any]]
+) -> str:
+    """Markdown for the job summary and the pull request: the shards, then new failures."""
+    lines = ["## Release matrix", "", "| Column | Torch | Examples run | Failed | Unit tests |"]
+    lines.append("| --- | --- | --- | --- | --- |")
+    for shard in sorted(shards, key=_shard_order):
+        results = shard["results"].values()
+        failed = sum(1 for r in results if r["outcome"] == "failed")
+        tests = shard.get("unit_tests")
+        unit = f"exit {tests['exit_code']}: {tests['summary']}" if tests else "not run"
+        torch = shard["run"].get("torch", "?")
+        lines.append(
+            f"| `{shard['shard']['column']}` | {torch} | {len(shard['results'])} | "
+            f"{failed} | {unit} |"
+        )
+    failures = new_failures(before, after)
+    lines += ["", "### New failures", ""]
+    if not failures:
+        lines.append("None: no example fails that passed (or did not exist) before.")
+    for doc, columns in failures.items():
+        for name, where in columns.items():
+            shown = ", ".join(str(line) for line in where[:10])
+            more = f" and {len(where) - 10} more" if len(where) > 10 else ""
+            lines.append(f"- `{doc}` on `{name}`: line(s) {shown}{more}")
+    return "\n".join(lines) + "\n"
+
+
+# -- the plan: which releases of the range need a run ------------------------------------------
+
+
+def plan_range(
+    data: Mapping[str, Any],
+    examples: Sequence[Example],
+    releases: Sequence[str],
+    unit_tests_source: str,
+) -> list[dict[str, Any]]:
+    """One entry per release of ``releases`` that needs a run, with why.
+
+    Reasons: ``new release`` (no column yet), ``N examples without a result`` (edited or
+    added since the last run), ``unit tests`` (on the lowest and the newest release, when
+    the tests, the package or the machinery changed since they last ran there).
+    """
+    planned = []
+    for release in releases:
+        reasons = []
+        if release not in data.get("runs", {}):
+            reasons.append("new release")
+        else:
+            missing = [e for e in examples if outcome(data, e.key, release) is None]
+            if missing:
+                files = len({e.doc for e in missing})
+                reasons.append(f"{len(missing)} examples without a result ({files} files)")
+        unit_tests = release in (releases[0], releases[-1]) and (
+            data.get("runs", {}).get(release, {}).get("unit_tests", {}).get("source")
+            != unit_tests_source
+        )
+        if unit_tests:
+            reasons.append("unit tests")
+        if reasons:
+            planned.append({"release": release, "reasons": reasons, "unit_tests": unit_tests})
+    return planned
+
+
 # -- releases -----------------------------------------------------------------------------------
 
 
@@ -210,6 +434,22 @@ def newest_patches(versions: Iterable[str], lower: str) -> list[str]:
     return [best[minor] for minor in sorted(best)]
 
 
+def parse_index_versions(text: str) -> list[str]:
+    """The versions in the answer of ``pip index versions torch``, as the index lists them.
+
+    The answer is a header line (``torch (2.15.0)``), ``Available versions: a, b, …`` and,
+    when torch is installed, ``INSTALLED:``/``LATEST:`` lines; pip may warn around it (the
+    command is experimental). Raises ValueError when there is no version list.
+    """
+    match = re.search(r"^Available versions:(.*)$", text, re.MULTILINE)
+    if match is None:
+        raise ValueError(f"no 'Available versions:' line in the index's answer:\n{text}")
+    versions = [v.strip() for v in match.group(1).split(",") if v.strip()]
+    if not versions:
+        raise ValueError(f"an empty version list in the index's answer:\n{text}")
+    return versions
+
+
 def registry_versions() -> list[str]:
     """The torch versions the package index offers (machine-wide caps lifted)."""
     with tempfile.NamedTemporaryFile("w", suffix=".txt") as empty:
@@ -218,10 +458,13 @@ def registry_versions() -> list[str]:
             [sys.executable, "-m", "pip", "index", "versions", "torch"],
             capture_output=True, text=True, env=env, check=True, timeout=120,
         )  # fmt: skip
-    match = re.search(r"Available versions: (.+)", done.stdout)
-    if match is None:
-        raise RuntimeError(f"pip index versions torch gave no version list:\n{done.stdout}")
-    return [v.strip() for v in match.group(1).split(",")]
+    return parse_index_versions(done.stdout)
+
+
+def range_releases(settings: Settings, listing: str | None = None) -> list[str]:
+    """The releases of the supported range: from the index, or from a recorded ``listing``."""
+    versions = registry_versions() if listing is None else parse_index_versions(listing)
+    return newest_patches(versions, lower_bound(settings))
 
 
 def lower_bound(settings: Settings) -> str:
@@ -243,23 +486,25 @@ def _run(command: Sequence[str], **kwargs: Any) -> subprocess.CompletedProcess[s
     return subprocess.run(list(command), text=True, check=False, **kwargs)
 
 
-def ensure_env(settings: Settings, release: str) -> Path:
+def ensure_env(settings: Settings, release: str, envs: Path | None = None) -> Path:
     """The release's virtual environment: torch installed once, the rest when it changes.
 
     Two stamp files say what is installed: the torch release (never reinstalled), and a hash
     of the project's requirements and constraints (a change re-runs only that install).
+    ``envs`` is the folder of the environments (default ``.nox/matrix``).
     """
     root = settings.root
-    env = root / ENVS / f"torch-{release}"
+    envs = root / ENVS if envs is None else envs
+    env = envs / f"torch-{release}"
     python = env / "bin" / "python"
-    lock_path = root / ENVS / f".torch-{release}.lock"
+    lock_path = envs / f".torch-{release}.lock"
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with lock_path.open("w") as lock:
         # `prepare` may be installing this release in another process: wait for it.
         fcntl.flock(lock, fcntl.LOCK_EX)
         torch_stamp, deps_stamp = env / ".ptnotes-torch", env / ".ptnotes-deps"
         if not (torch_stamp.exists() and torch_stamp.read_text() == release):
-            _log(f"torch {release}: creating {env.relative_to(root)}")
+            _log(f"torch {release}: creating {env}")
             shutil.rmtree(env, ignore_errors=True)
             _run([sys.executable, "-m", "venv", str(env)]).check_returncode()
             _pip(python, f"torch=={release}")
@@ -335,27 +580,34 @@ def run_release(
             f"{prefix}: {count} examples of {len(docs)} file(s) to run, "
             f"{len(examples) - count} cached"
         )
-        with tempfile.TemporaryDirectory(prefix="ptnotes-matrix-") as tmp:
-            out = Path(tmp) / "results.json"
-            started = time.perf_counter()
-            done = _run(
-                [str(python), "-m", "pytest", *docs, "-q",
-                 "--record-results", str(out), "--release-label", release],
-                cwd=root, env=dict(os.environ, PTNOTES_DOCTEST_DEVICE="cpu"),
-                capture_output=True,
-            )  # fmt: skip
-            tail = (done.stdout or "").strip().splitlines()[-1:] or ["(no output)"]
-            _log(
-                f"{prefix}: pytest exit {done.returncode}, {tail[0]} "
-                f"({time.perf_counter() - started:.0f} s)"
-            )
-            if not out.exists():
-                raise RuntimeError(f"{prefix}: no results written:\n{done.stdout}\n{done.stderr}")
-            recorded = json.loads(out.read_text(encoding="utf-8"))
-        data = merge(data, recorded, examples)
+        data = merge(data, record_release(root, python, release, docs, prefix), examples)
     if unit_tests:
         data = run_unit_tests(settings, release, data, prefix)
     return data
+
+
+def record_release(
+    root: Path, python: Path, release: str, docs: Sequence[str], prefix: str
+) -> dict[str, Any]:
+    """Run the examples of ``docs`` with ``python`` and return the recorder's results."""
+    with tempfile.TemporaryDirectory(prefix="ptnotes-matrix-") as tmp:
+        out = Path(tmp) / "results.json"
+        started = time.perf_counter()
+        done = _run(
+            [str(python), "-m", "pytest", *docs, "-q",
+             "--record-results", str(out), "--release-label", release],
+            cwd=root, env=dict(os.environ, PTNOTES_DOCTEST_DEVICE="cpu"),
+            capture_output=True,
+        )  # fmt: skip
+        tail = (done.stdout or "").strip().splitlines()[-1:] or ["(no output)"]
+        _log(
+            f"{prefix}: pytest exit {done.returncode}, {tail[0]} "
+            f"({time.perf_counter() - started:.0f} s)"
+        )
+        if not out.exists():
+            raise RuntimeError(f"{prefix}: no results written:\n{done.stdout}\n{done.stderr}")
+        recorded: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return recorded
 
 
 def tests_key(root: Path) -> str:
@@ -379,6 +631,12 @@ def run_unit_tests(
         _log(f"{prefix}: unit tests cached (exit {record['exit_code']})")
         return data
     python = ensure_env(settings, release)
+    data["runs"].setdefault(release, {})["unit_tests"] = unit_test_record(root, python, prefix)
+    return data
+
+
+def unit_test_record(root: Path, python: Path, prefix: str) -> dict[str, Any]:
+    """Run the unit tests (not the browser tests) with ``python``: exit code, summary, failures."""
     _log(f"{prefix}: unit tests")
     done = _run(
         # Not the checks of the matrix's own data: they cannot pass before the run ends.
@@ -388,20 +646,21 @@ def run_unit_tests(
     )  # fmt: skip
     last = (done.stdout or "").strip().splitlines()[-1:] or ["(no output)"]
     failed = [line for line in (done.stdout or "").splitlines() if line.startswith("FAILED")]
-    data["runs"].setdefault(release, {})["unit_tests"] = {
+    _log(f"{prefix}: unit tests exit {done.returncode}: {last[0]}")
+    return {
         "exit_code": done.returncode,
         "summary": last[0].strip("= "),
         "failed": failed[:50],
-        "source": key,
+        "source": tests_key(root),
     }
-    _log(f"{prefix}: unit tests exit {done.returncode}: {last[0]}")
-    return data
 
 
 def command_run(args: argparse.Namespace) -> int:
+    if args.output:
+        return command_shard(args)
     settings = load()
     path = settings.root / DATA_FILE
-    releases = args.release or newest_patches(registry_versions(), lower_bound(settings))
+    releases = args.release or range_releases(settings)
     _log(f"releases: {', '.join(releases)}")
     examples = current_examples(settings)
     _log(f"{len(examples)} examples in {len({e.doc for e in examples})} files")
@@ -410,7 +669,7 @@ def command_run(args: argparse.Namespace) -> int:
     for index, release in enumerate(releases, 1):
         data = run_release(settings, release, data, examples, False, index, len(releases))
         save_data(path, data)  # after every release: a partial run is not lost
-    if args.unit_tests:
+    if args.unit_tests is not False:
         # The newest, then upwards from the lowest until a release passes: the package's
         # lower bound is the lowest release on which they pass.
         for release in [releases[-1], *releases[:-1]]:
@@ -422,10 +681,78 @@ def command_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def git_commit(root: Path) -> str | None:
+    """The checked-out commit, or None outside a git checkout."""
+    done = _run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def run_shard(
+    settings: Settings,
+    release: str,
+    data: Mapping[str, Any],
+    examples: Sequence[Example],
+    *,
+    unit_tests: bool,
+    everything: bool,
+    envs: Path | None = None,
+) -> dict[str, Any]:
+    """One release's shard: its environment, the files the data lacks (all with
+    ``everything``) and, with ``unit_tests``, the unit tests. Reads ``data``, writes none.
+    """
+    root = settings.root
+    prefix = f"shard torch {release}"
+    started = time.perf_counter()
+    python = ensure_env(settings, release, envs)
+    environment_s = time.perf_counter() - started
+    docs = (
+        sorted({e.doc for e in examples}) if everything else pages_to_run(data, examples, release)
+    )
+    count = sum(1 for example in examples if example.doc in docs)
+    _log(f"{prefix}: {count} examples of {len(docs)} file(s) to run")
+    started = time.perf_counter()
+    if docs:
+        recorded = record_release(root, python, release, docs, prefix)
+    else:  # nothing to run: the run's description alone
+        done = _run(
+            [str(python), "-c", "import json, sys; from ptnotes_dev.matrix import environment; "
+             "print(json.dumps(environment(sys.argv[1], 'cpu')))", release],
+            cwd=root, capture_output=True,
+        )  # fmt: skip
+        done.check_returncode()
+        recorded = {"run": json.loads(done.stdout), "results": {}}
+    examples_s = time.perf_counter() - started
+    started = time.perf_counter()
+    tests = unit_test_record(root, python, prefix) if unit_tests else None
+    tests_s = time.perf_counter() - started
+    timing = {"environment_s": round(environment_s, 1), "examples_s": round(examples_s, 1)}
+    if unit_tests:
+        timing["unit_tests_s"] = round(tests_s, 1)
+    return make_shard(recorded, examples, git_commit(root), tests, timing)
+
+
+def command_shard(args: argparse.Namespace) -> int:
+    """``run --release R --output F``: one release's shard; no data file is written."""
+    if not args.release or len(args.release) != 1:
+        raise SystemExit("run --output writes one shard: give exactly one --release")
+    settings = load()
+    data = load_data(Path(args.data) if args.data else settings.root / DATA_FILE)
+    examples = current_examples(settings)
+    shard = run_shard(
+        settings, args.release[0], data, examples,
+        unit_tests=bool(args.unit_tests), everything=args.all,
+    )  # fmt: skip
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(shard, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+    _log(f"shard {shard['shard']['column']}: {len(shard['results'])} results in {out}")
+    return 0
+
+
 def command_prepare(args: argparse.Namespace) -> int:
     """Create the releases' environments ahead of a run (a second process may run this)."""
     settings = load()
-    releases = args.release or newest_patches(registry_versions(), lower_bound(settings))
+    releases = args.release or range_releases(settings)
     for release in reversed(releases) if args.newest_first else releases:
         ensure_env(settings, release)
         _log(f"torch {release}: environment ready")
@@ -434,18 +761,201 @@ def command_prepare(args: argparse.Namespace) -> int:
 
 def command_plan(args: argparse.Namespace) -> int:
     settings = load()
-    data = load_data(settings.root / DATA_FILE)
-    for doc in pages_to_run(data, current_examples(settings), column(args.release, args.device)):
-        print(doc)
+    data = load_data(Path(args.data) if args.data else settings.root / DATA_FILE)
+    examples = current_examples(settings)
+    if not args.json:
+        if not args.release or len(args.release) != 1:
+            raise SystemExit("plan without --json lists the files of one --release")
+        for doc in pages_to_run(data, examples, column(args.release[0], args.device)):
+            print(doc)
+        return 0
+    listing = Path(args.listing).read_text(encoding="utf-8") if args.listing else None
+    releases = args.release or range_releases(settings, listing)
+    planned = plan_range(data, examples, releases, tests_key(settings.root))
+    plan = {"releases": releases, "count": len(planned), "include": planned}
+    text = json.dumps(plan, separators=(",", ":"))
+    if args.output:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        for entry in planned:
+            _log(f"torch {entry['release']}: {'; '.join(entry['reasons'])}")
+        _log(f"{len(planned)} of {len(releases)} releases need a run; plan in {args.output}")
+    else:
+        print(text)
     return 0
 
 
 def command_merge(args: argparse.Namespace) -> int:
     settings = load()
-    path = settings.root / DATA_FILE
-    recorded = json.loads(Path(args.results).read_text(encoding="utf-8"))
-    save_data(path, merge(load_data(path), recorded, current_examples(settings)))
-    print(f"merged {len(recorded['results'])} results into {DATA_FILE}")
+    path = Path(args.data) if args.data else settings.root / DATA_FILE
+    shards = [json.loads(Path(f).read_text(encoding="utf-8")) for f in args.results]
+    examples = current_examples(settings)
+    before = load_data(path)
+    try:
+        checked = [as_shard(s, examples, f) for s, f in zip(shards, args.results, strict=True)]
+        after = merge_shards(json.loads(json.dumps(before)), checked, examples)
+    except ShardError as error:
+        print(f"merge refused: {error}", file=sys.stderr)
+        return 2
+    save_data(path, after)
+    results = sum(len(s["results"]) for s in checked)
+    print(f"merged {len(checked)} shard(s), {results} results, into {path}")
+    if args.summary:
+        Path(args.summary).write_text(merge_summary(before, after, checked), encoding="utf-8")
+    return 0
+
+
+def compare_column(
+    reference: Mapping[str, Any], shard: Mapping[str, Any], examples: Sequence[Example]
+) -> tuple[int, list[str]]:
+    """Merge ``shard`` into ``reference`` without its column; compare with the reference.
+
+    Returns how many examples both hold, and how those differ in outcome (or skip reason).
+    Examples only one side has (edited since the reference was recorded) are not compared.
+    """
+    name = shard["shard"]["column"]
+    base = json.loads(json.dumps(reference))
+    for entry in base["examples"].values():
+        entry.get("results", {}).pop(name, None)
+    base["runs"].pop(name, None)
+    merged = merge_shards(base, [shard], examples)
+    compared, differences = 0, []
+    for key, entry in merged["examples"].items():
+        ours = entry.get("results", {}).get(name)
+        theirs = reference["examples"].get(key, {}).get("results", {}).get(name)
+        if ours is None or theirs is None:
+            continue
+        compared += 1
+        if (ours["outcome"], ours.get("reason")) != (theirs["outcome"], theirs.get("reason")):
+            differences.append(
+                f"{entry['doc']}:{entry['line']}: {ours['outcome']} here, "
+                f"{theirs['outcome']} in the reference"
+            )
+    return compared, differences
+
+
+def command_compare(args: argparse.Namespace) -> int:
+    """Does a shard, merged, reproduce a column of a data file (e.g. the committed one)?"""
+    settings = load()
+    shard = json.loads(Path(args.shard).read_text(encoding="utf-8"))
+    reference = load_data(Path(args.against))
+    compared, differences = compare_column(reference, shard, current_examples(settings))
+    name = shard["shard"]["column"]
+    for line in differences:
+        print(line)
+    print(
+        f"{name}: {compared} examples compared, {len(differences)} differ "
+        f"({len(shard['results'])} in the shard)"
+    )
+    return 1 if differences or not compared else 0
+
+
+#: Where ``bench`` writes its report: beside the data it measures, rendered nowhere by hand.
+BENCH_FILE = Path("docs") / "_data" / "matrix-shards.json"
+
+
+def recorded_unit_test_seconds(data: Mapping[str, Any]) -> dict[str, float]:
+    """The duration of the unit tests per column, from the summaries the data holds."""
+    found = {}
+    for name, run in data.get("runs", {}).items():
+        match = re.search(r" in ([\d.]+)s", run.get("unit_tests", {}).get("summary", ""))
+        if match:
+            found[name] = float(match.group(1))
+    return found
+
+
+def shard_report(
+    measured: Sequence[Mapping[str, Any]], unit_tests_s: Mapping[str, float]
+) -> dict[str, Any]:
+    """Serial time (one runner, one release after the other) against the slowest shard.
+
+    ``measured``: per release, ``environment_s`` and ``examples_s`` of a shard that ran every
+    example in a new environment. The unit tests, which the lowest and the newest release's
+    shards add, are taken from the durations the data records (``unit_tests_s``).
+    """
+    rows = []
+    for entry in measured:
+        total = entry["environment_s"] + entry["examples_s"]
+        rows.append({**entry, "shard_s": round(total, 1)})
+    serial = sum(row["shard_s"] for row in rows)
+    slowest = max(rows, key=lambda row: row["shard_s"])
+    ends = [rows[0]["release"], rows[-1]["release"]] if rows else []
+    tests = {r: unit_tests_s[r] for r in ends if r in unit_tests_s}
+    with_tests = [row["shard_s"] + tests.get(row["release"], 0.0) for row in rows]
+    return {
+        "releases": rows,
+        "serial_s": round(serial + sum(tests.values()), 1),
+        "slowest_shard": {"release": slowest["release"], "shard_s": slowest["shard_s"]},
+        "slowest_shard_with_unit_tests_s": round(max(with_tests), 1),
+        "unit_tests_s": tests,
+        "speedup": round((serial + sum(tests.values())) / max(with_tests), 2),
+    }
+
+
+def command_bench(args: argparse.Namespace) -> int:
+    """Measure shards: per release, a new environment (timed) and every example (timed).
+
+    Each environment is created in a throwaway folder and deleted after its run (the index's
+    builds take about 5 GB each); pip's cache is off unless ``--pip-cache``, so the creation
+    time includes the download, as on a fresh CI runner.
+    """
+    from ptnotes_dev.bench import cpu_model
+
+    settings = load()
+    root = settings.root
+    if not args.pip_cache:
+        os.environ["PIP_NO_CACHE_DIR"] = "1"
+    data = load_data(root / DATA_FILE)
+    examples = current_examples(settings)
+    load_start = list(os.getloadavg())
+    measured = []
+    started = time.perf_counter()
+    for release in args.release:
+        envs = Path(tempfile.mkdtemp(prefix="ptnotes-matrix-bench-", dir=args.envs))
+        try:
+            shard = run_shard(
+                settings, release, data, examples, unit_tests=False, everything=True, envs=envs
+            )
+        finally:
+            shutil.rmtree(envs, ignore_errors=True)
+        outcomes = [r["outcome"] for r in shard["results"].values()]
+        measured.append(
+            {
+                "release": release,
+                "torch": shard["run"]["torch"],
+                "environment_s": shard["timing"]["environment_s"],
+                "examples_s": shard["timing"]["examples_s"],
+                "examples": len(outcomes),
+                "failed": outcomes.count("failed"),
+            }
+        )
+        _log(f"torch {release}: {measured[-1]}")
+    report = {
+        "generator": "python -m ptnotes_dev.matrix bench",
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "git": (git_commit(root) or "")[:12],
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "load_average_start": [round(v, 2) for v in load_start],
+        "load_average_end": [round(v, 2) for v in os.getloadavg()],
+        "pip_cache": bool(args.pip_cache),
+        "duration_s": round(time.perf_counter() - started, 1),
+        "method": (
+            "Each release: a new virtual environment (venv, torch from the package index, "
+            "the project's test and docs requirements) in a throwaway folder, then every "
+            "example of the pages, docstrings and README on it, as one CI shard for a new "
+            "release runs them. Serial = the sum of the shards (one runner, one release "
+            "after the other); with one runner per release the matrix takes as long as the "
+            "slowest shard. The unit tests that the lowest and the newest shard add are the "
+            "durations the data file records."
+        ),
+        **shard_report(measured, recorded_unit_test_seconds(data)),
+    }
+    out = Path(args.out) if args.out else root / BENCH_FILE
+    out.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    _log(
+        f"serial {report['serial_s']} s, slowest shard {report['slowest_shard_with_unit_tests_s']}"
+        f" s ({report['speedup']}x); report in {out}"
+    )
     return 0
 
 
@@ -471,28 +981,61 @@ def command_forget(args: argparse.Namespace) -> int:
 
 
 def command_releases(args: argparse.Namespace) -> int:
-    print(" ".join(newest_patches(registry_versions(), lower_bound(load()))))
+    print(" ".join(range_releases(load())))
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ptnotes_dev.matrix", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m ptnotes_dev.matrix",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run the matrix (cached) and update the data file")
     run.add_argument("--release", action="append", help="only these releases (repeatable)")
+    run.add_argument(
+        "--unit-tests", dest="unit_tests", action="store_true", default=None,
+        help="with --output: run the unit tests too (a whole run runs them unless told not to)",
+    )  # fmt: skip
     run.add_argument("--no-unit-tests", dest="unit_tests", action="store_false")
+    run.add_argument(
+        "--output", metavar="FILE", help="write one release's shard to FILE; no data file changes"
+    )
+    run.add_argument(
+        "--all", action="store_true", help="with --output: every example, not only uncached ones"
+    )
+    run.add_argument("--data", help="the data file the cache is read from (default: the site's)")
     run.set_defaults(func=command_run)
     prepare = commands.add_parser("prepare", help="create the releases' environments only")
     prepare.add_argument("--release", action="append", help="only these releases")
     prepare.add_argument("--newest-first", action="store_true")
     prepare.set_defaults(func=command_prepare)
-    plan = commands.add_parser("plan", help="the files a release would run")
-    plan.add_argument("--release", required=True)
+    plan = commands.add_parser(
+        "plan", help="the files a release would run; with --json, the releases that need a run"
+    )
+    plan.add_argument("--release", action="append", help="a release (with --json: these only)")
     plan.add_argument("--device", default="cpu")
+    plan.add_argument("--json", action="store_true", help="the whole range, as a CI matrix")
+    plan.add_argument("--output", help="with --json: write the plan to this file")
+    plan.add_argument("--listing", help="a recorded `pip index versions torch` answer to read")
+    plan.add_argument("--data", help="the data file (default: the site's)")
     plan.set_defaults(func=command_plan)
-    merge_ = commands.add_parser("merge", help="merge a --record-results file")
-    merge_.add_argument("results")
+    merge_ = commands.add_parser("merge", help="merge shards or --record-results files")
+    merge_.add_argument("results", nargs="+")
+    merge_.add_argument("--data", help="the data file to merge into (default: the site's)")
+    merge_.add_argument("--summary", help="write the shards and new failures here (Markdown)")
     merge_.set_defaults(func=command_merge)
+    compare = commands.add_parser("compare", help="does a shard reproduce a data file's column?")
+    compare.add_argument("shard")
+    compare.add_argument("--against", required=True, help="a data file (e.g. HEAD's)")
+    compare.set_defaults(func=command_compare)
+    bench = commands.add_parser("bench", help="time shards: environment creation and run")
+    bench.add_argument("--release", action="append", required=True)
+    bench.add_argument("--envs", help="where the throwaway environments go (default: /tmp)")
+    bench.add_argument("--out", help=f"the report (default: {BENCH_FILE})")
+    bench.add_argument("--pip-cache", action="store_true", help="let pip use its cache")
+    bench.set_defaults(func=command_bench)
     forget = commands.add_parser("forget", help="drop the results of files (all releases)")
     forget.add_argument("doc", nargs="+", help="files as the data names them (docs/x.md)")
     forget.add_argument("--release", action="append", help="only on these columns")
@@ -513,6 +1056,7 @@ def environment(release: str, device: str) -> dict[str, Any]:
     info: dict[str, Any] = {
         "release": release,
         "device": device,
+        "platform": current_platform(),
         "torch": torch.__version__,
         "cuda_build": torch.version.cuda,
         "cpu": cpu_model(),
