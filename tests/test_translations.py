@@ -15,6 +15,7 @@ from ptnotes_dev.i18n import (
     fuzzy,
     glossary_terms,
     glossary_violations,
+    interview_drift,
     messages,
     read_catalog,
     source_documents,
@@ -136,3 +137,9 @@ def test_the_spacing_check_finds_a_space_left_around_a_substituted_term(tmp_path
         "page.po: '通过 自动求导 '",
         "page.po: ' 自动求导 一无所知；'",
     ]
+
+
+def test_the_interview_index_translates_each_answer_as_its_page_does() -> None:
+    """The index gathers the answers; its catalog must not drift from the pages' catalogs
+    (``python -m ptnotes_dev.i18n interview`` copies them)."""
+    assert interview_drift() == []

@@ -252,15 +252,74 @@ def update_pages(pages: list[str]) -> int:
     return subprocess.run(update, check=False).returncode
 
 
+def interview_translations(locale_dir: Path = LOCALE) -> dict[str, str]:
+    """What the interview index's catalog must say: each page's title and answer, as that
+    page's own catalog translates them (the index only gathers them; a second translation
+    could drift from the page's).
+
+    Keys are the index's msgids (answers with their release roles pointed at their page).
+    """
+    from ptnotes_dev.sphinx.interview import question_and_answer, toctree_entries
+    from ptnotes_dev.sphinx.matrix import qualified
+
+    wanted: dict[str, str] = {}
+    interview = (DOCS / "interview.md").read_text(encoding="utf-8")
+    for section in re.findall(r"^:section:\s*(\S+)", interview, re.MULTILINE):
+        for entry in toctree_entries(DOCS / section / "index.md"):
+            page = f"{section}/{entry}"
+            catalog_path = locale_dir / f"{page}.po"
+            if not catalog_path.exists():
+                continue
+            translated = {m: s for m, s, f in messages(read_catalog(catalog_path)) if not f}
+            question, answer = question_and_answer(DOCS / f"{page}.md")
+            wanted[question] = translated.get(question, "")
+            wanted[qualified(answer, page)] = qualified(translated.get(answer, ""), page)
+    return wanted
+
+
+def interview_drift(locale_dir: Path = LOCALE) -> list[str]:
+    """Entries of the interview index's catalog that differ from their page's translation."""
+    index = {m: s for m, s, _ in messages(read_catalog(locale_dir / "interview.po"))}
+    return [
+        f"interview.po: {msgid[:70]!r} differs from its page's catalog"
+        for msgid, msgstr in interview_translations(locale_dir).items()
+        if msgid in index and index[msgid] != msgstr
+    ]
+
+
+def sync_interview(locale_dir: Path = LOCALE) -> int:
+    """Copy each answer's translation from its page's catalog into the index's catalog."""
+    from babel.messages.pofile import write_po
+
+    path = locale_dir / "interview.po"
+    catalog = read_catalog(path)
+    wanted = interview_translations(locale_dir)
+    changed = 0
+    for message in catalog:
+        msgid = message.id if isinstance(message.id, str) else ""
+        if msgid in wanted and wanted[msgid] and (message.string != wanted[msgid] or message.fuzzy):
+            message.string = wanted[msgid]
+            message.flags.discard("fuzzy")
+            message.previous_id = []
+            changed += 1
+    with path.open("wb") as handle:
+        write_po(handle, catalog, width=0, ignore_obsolete=True)
+    print(f"interview.po: {changed} entr{'y' if changed == 1 else 'ies'} copied from the pages")
+    return 0
+
+
 USAGE = (
     "usage: python -m ptnotes_dev.i18n sync <gettext output dir>\n"
-    "       python -m ptnotes_dev.i18n update <page.md> [<page.md> ...]"
+    "       python -m ptnotes_dev.i18n update <page.md> [<page.md> ...]\n"
+    "       python -m ptnotes_dev.i18n interview"
 )
 
 
 def main(argv: list[str]) -> int:
     if len(argv) >= 2 and argv[0] == "update":
         return update_pages(argv[1:])
+    if argv == ["interview"]:
+        return sync_interview()
     if len(argv) != 2 or argv[0] != "sync":
         print(USAGE, file=sys.stderr)
         return 2

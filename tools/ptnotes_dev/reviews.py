@@ -59,6 +59,14 @@ RECORD = DOCS / "dev" / "reviews.toml"
 #: The fences whose body is an executed example: left out of the prose hash.
 EXAMPLE_FENCES = {"pycon", "python", "py", "text", "console"}
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*(\{[\w-]+\}\s*)?([\w-]*)")
+_LEDGER = re.compile(r"^:{3,}\{claims[\w-]*\}", re.MULTILINE)
+
+
+def ledger_files(root: Path) -> list[Path]:
+    """The claims ledger, whose entries the claims and errata pages show."""
+    return list((root / "docs" / "claims").glob("*.toml"))
+
+
 _AUTODOC = re.compile(r"^\.\. auto(?:module|class|function)::\s*(ptnotes[\w.]*)", re.MULTILINE)
 
 
@@ -124,6 +132,8 @@ def english_hash(page: str, root: Path = ROOT) -> str:
     text = prose(path.read_text(encoding="utf-8"))
     if path.suffix == ".rst":
         text += "".join(_docstrings(m, root) for m in _AUTODOC.findall(text))
+    if _LEDGER.search(text):  # the ledger's pages show the entries of docs/claims/*.toml
+        text += "".join(p.read_text(encoding="utf-8") for p in sorted(ledger_files(root)))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
