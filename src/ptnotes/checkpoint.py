@@ -2,18 +2,53 @@
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import io
 import os
+import re
+import tempfile
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import torch
 from torch import nn
+from torch.nn.parameter import is_lazy
 
-from ptnotes.validation import argument_error, check_type
+from ptnotes.validation import argument_error, check_type, public_name
 
 __all__ = ["Stateful", "load_checkpoint", "save_checkpoint"]
 
 _KEYS = ("model", "optimizer", "scheduler", "extra")
+#: The record of what a checkpoint holds; files written before it existed lack it.
+_META = "meta"
+_FORMAT = "ptnotes.checkpoint"
+_FORMAT_VERSION = 1
 _SCHEDULER = "a scheduler (an object with state_dict() and load_state_dict())"
+_LOADABLE = (
+    "a value that torch.load(weights_only=True) can read back (tensors, numbers, str, "
+    "bytes, None, and lists, tuples and dicts of them)"
+)
+#: Per-parameter optimizer state that has the parameter's shape, in torch.optim.
+_ELEMENTWISE_STATE = frozenset(
+    {
+        "momentum_buffer",
+        "exp_avg",
+        "exp_avg_sq",
+        "max_exp_avg_sq",
+        "exp_inf",
+        "sum",
+        "square_avg",
+        "grad_avg",
+        "acc_delta",
+        "prev",
+        "step_size",
+        "ax",
+    }
+)
+_CHUNK = 1 << 20
+_SHOWN = 3
 
 
 @runtime_checkable
@@ -28,6 +63,181 @@ class Stateful(Protocol):
     def load_state_dict(self, state_dict: dict[str, Any], /) -> None: ...
 
 
+def _some(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:_SHOWN])
+    return shown + (f", ... ({len(items) - _SHOWN} more)" if len(items) > _SHOWN else "")
+
+
+def _check_path(caller: Any, path: Any) -> str:
+    check_type(caller, "path", path, (str, os.PathLike), expected="a str or os.PathLike")
+    name = os.fspath(path)
+    if not isinstance(name, str):  # an os.PathLike of bytes
+        raise argument_error(caller, "path", path, "a str or os.PathLike of str", error=TypeError)
+    if os.path.isdir(name):
+        raise argument_error(caller, "path", name, "a file path", got=f"{name!r}, a directory")
+    return name
+
+
+def _parameter_names(model: nn.Module) -> dict[int, str]:
+    """``{id(parameter): name}`` over the model's parameters (a shared one: its first name)."""
+    names: dict[int, str] = {}
+    for name, parameter in model.named_parameters():
+        names.setdefault(id(parameter), name)
+    return names
+
+
+def _optimizer_layout(
+    caller: Any, model: nn.Module, optimizer: torch.optim.Optimizer
+) -> list[list[str]]:
+    """The model's name of every parameter the optimizer holds, group by group."""
+    names = _parameter_names(model)
+    layout: list[list[str]] = []
+    for number, group in enumerate(optimizer.param_groups):
+        row = []
+        for position, parameter in enumerate(group["params"]):
+            name = names.get(id(parameter))
+            if name is None:
+                expected = "an optimizer over model's parameters"
+                got = (
+                    f"one whose group {number} holds, at position {position}, a parameter of "
+                    f"shape {tuple(parameter.shape)} that is not a parameter of model "
+                    f"({type(model).__name__})"
+                )
+                raise argument_error(caller, "optimizer", optimizer, expected, got=got)
+            row.append(name)
+        layout.append(row)
+    return layout
+
+
+def _check_scheduler_drives(caller: Any, scheduler: object, optimizer: object) -> None:
+    driven = getattr(scheduler, "optimizer", None)
+    if isinstance(driven, torch.optim.Optimizer) and driven is not optimizer:
+        expected = "a scheduler of the optimizer passed with it"
+        got = f"{type(scheduler).__name__} of another {type(driven).__name__}"
+        raise argument_error(caller, "scheduler", scheduler, expected, got=got)
+
+
+def _round_trip_error(value: object) -> str | None:
+    """Why ``value`` does not survive ``torch.save`` + ``torch.load(weights_only=True)``."""
+    buffer = io.BytesIO()
+    try:
+        torch.save(value, buffer)
+    except Exception as error:
+        return f"which cannot be pickled ({type(error).__name__}: {error})"
+    buffer.seek(0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.load(buffer, weights_only=True)
+    except Exception:
+        return "which torch.load(weights_only=True) refuses to load"
+    return None
+
+
+def _unloadable(value: object, label: str) -> tuple[str, object, str] | None:
+    """The innermost part of ``value`` that does not round-trip: (where, what, why)."""
+    reason = _round_trip_error(value)
+    if reason is None:
+        return None
+    children: list[tuple[str, object]] = []
+    if isinstance(value, Mapping):
+        children = [(f"{label}[{key!r}]", item) for key, item in value.items()]
+    elif isinstance(value, list | tuple):
+        children = [(f"{label}[{i}]", item) for i, item in enumerate(value)]
+    for child_label, child in children:
+        found = _unloadable(child, child_label)
+        if found is not None:
+            return found
+    return label, value, reason
+
+
+def _refuse_unloadable(name: str, value: object) -> None:
+    found = _unloadable(value, name)
+    if found is None:
+        return
+    where, part, reason = found
+    kind = public_name(type(part))
+    hint = ""
+    if type(part).__module__.split(".")[0] == "numpy":
+        hint = "; convert NumPy values first (torch.from_numpy(array), float(x), x.tolist())"
+    got = f"{kind} at {where}, {reason}{hint}"
+    raise argument_error(save_checkpoint, name, value, _LOADABLE, error=TypeError, got=got)
+
+
+def _serialise(state: dict[str, Any], extra: Mapping[str, Any]) -> io.BytesIO:
+    """``torch.save`` into memory, proved to load back with ``weights_only=True``."""
+    buffer = io.BytesIO()
+    try:
+        torch.save(state, buffer)
+        buffer.seek(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.load(buffer, weights_only=True)
+    except Exception:
+        for key, value in extra.items():
+            _refuse_unloadable(key, value)
+        _refuse_unloadable("model", state["model"])
+        _refuse_unloadable("optimizer", state["optimizer"])
+        _refuse_unloadable("scheduler", state["scheduler"])
+        raise  # not a value's fault (out of memory, say): torch's own error
+    return buffer
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_directory(folder: str) -> None:
+    """Make the rename itself durable (POSIX); a no-op where folders cannot be opened."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _write_atomically(path: str, data: memoryview) -> None:
+    """Write ``data`` to a temporary file beside ``path``, fsync it, then rename it over ``path``.
+
+    A failure or a killed process at any point leaves ``path`` as it was (at worst a
+    ``.<name>.*.tmp`` file stays behind in the folder).
+    """
+    target = os.path.realpath(path)
+    folder, name = os.path.split(target)
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    temporary = tempfile.NamedTemporaryFile(  # noqa: SIM115  # closed below, before the rename
+        mode="wb", dir=folder, prefix=f".{name}.", suffix=".tmp", delete=False
+    )
+    try:
+        with temporary:
+            for start in range(0, len(data), _CHUNK):
+                temporary.write(data[start : start + _CHUNK])
+            temporary.flush()
+            os.chmod(temporary.name, mode)
+            os.fsync(temporary.fileno())
+        os.replace(temporary.name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary.name)
+        raise
+    _fsync_directory(folder)
+
+
+def _version() -> str:
+    import ptnotes  # the package, complete by the time a checkpoint is written
+
+    return str(getattr(ptnotes, "__version__", "unknown"))
+
+
 def save_checkpoint(
     path: str | os.PathLike[str],
     model: nn.Module,
@@ -38,21 +248,36 @@ def save_checkpoint(
     """Write the state of ``model``, ``optimizer`` and ``scheduler`` (and ``extra``) to ``path``.
 
     The file holds state dicts, not objects: ``{"model": ..., "optimizer": ...,
-    "scheduler": ... or None, "extra": {...}}``, which :func:`load_checkpoint` reads back with
-    ``torch.load(weights_only=True)``. ``extra`` takes what else a resumed run needs, such as
-    the epoch or ``torch.get_rng_state()``; its values must be of types that
-    ``weights_only=True`` loads (tensors, numbers, strings, lists, tuples, dicts, ``None``).
-    For a model wrapped in ``DistributedDataParallel`` pass ``ddp.module``.
+    "scheduler": ... or None, "extra": {...}, "meta": {...}}``, which :func:`load_checkpoint`
+    reads back with ``torch.load(weights_only=True)``. ``meta`` records what the file holds:
+    the classes of the three objects, the name in ``model`` of every parameter the optimizer
+    holds, and the ptnotes and torch versions. ``extra`` takes what else a resumed run needs,
+    such as the epoch or ``torch.get_rng_state()``; its values must be of types that
+    ``weights_only=True`` loads (tensors, numbers, strings, lists, tuples, dicts, ``None``:
+    not NumPy values, ``datetime`` or other objects). For a model wrapped in
+    ``DistributedDataParallel`` pass ``ddp.module``.
+
+    The save is all-or-nothing, as a database writes: the payload is first serialised in
+    memory and loaded back with ``weights_only=True`` (a value that could not be resumed is
+    refused now, not when resuming), then written to a temporary file in the same folder,
+    flushed, ``fsync``-ed and renamed over ``path`` with :func:`os.replace` (atomic). A
+    failure or a killed process at any point leaves the previous file at ``path`` intact.
 
     Args:
-        path: the file to write (replaced if it exists).
+        path: the file to write (replaced if it exists); its folder must exist.
         model: the model.
-        optimizer: its optimizer (the state holds momentum buffers, Adam moments, step counts).
+        optimizer: its optimizer (the state holds momentum buffers, Adam moments, step
+            counts); every parameter it holds must be a parameter of ``model``.
         scheduler: its learning-rate scheduler, if any (any :class:`Stateful` object).
         **extra: anything else to save, returned by :func:`load_checkpoint`.
 
     Raises:
-        TypeError: if an argument is not of the type named above.
+        TypeError: if an argument is not of the type named above, or a value (of ``extra``,
+            or inside a state dict) would not load back with ``weights_only=True``: the
+            message names the key and the type.
+        ValueError: if ``path`` is a folder, ``optimizer`` holds a parameter that is not
+            one of ``model``, or ``scheduler`` drives another optimizer.
+        FileNotFoundError: if the folder of ``path`` does not exist.
 
     Examples:
         >>> import os, tempfile, torch
@@ -63,20 +288,299 @@ def save_checkpoint(
         ...     path = os.path.join(folder, "ckpt.pt")
         ...     save_checkpoint(path, model, optimizer, epoch=3)
         ...     sorted(torch.load(path, weights_only=True))
-        ['extra', 'model', 'optimizer', 'scheduler']
+        ['extra', 'meta', 'model', 'optimizer', 'scheduler']
+        >>> import numpy as np
+        >>> save_checkpoint("never-written.pt", model, optimizer, loss=np.mean([1.0, 2.0]))
+        Traceback (most recent call last):
+          ...
+        TypeError: save_checkpoint() expects loss to be a value that torch.load(...) can read ...
     """
-    check_type(save_checkpoint, "path", path, (str, os.PathLike), expected="a str or os.PathLike")
-    check_type(save_checkpoint, "model", model, nn.Module)
-    check_type(save_checkpoint, "optimizer", optimizer, torch.optim.Optimizer)
+    me = save_checkpoint
+    name = _check_path(me, path)
+    check_type(me, "model", model, nn.Module)
+    check_type(me, "optimizer", optimizer, torch.optim.Optimizer)
     if scheduler is not None:
-        check_type(save_checkpoint, "scheduler", scheduler, Stateful, expected=_SCHEDULER)
+        check_type(me, "scheduler", scheduler, Stateful, expected=_SCHEDULER)
+        _check_scheduler_drives(me, scheduler, optimizer)
+    folder = os.path.dirname(os.path.abspath(name))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(
+            f"{me.__qualname__}() expects path to be in an existing folder, got {name!r} "
+            f"(no folder {folder!r})"
+        )
+    layout = _optimizer_layout(me, model, optimizer)
     state = {
         "model": model.state_dict(),
         "optimizer": optimizer.state_dict(),
         "scheduler": None if scheduler is None else scheduler.state_dict(),
         "extra": extra,
+        _META: {
+            "format": _FORMAT,
+            "format_version": _FORMAT_VERSION,
+            "ptnotes": _version(),
+            "torch": str(torch.__version__),
+            "model": public_name(type(model)),
+            "optimizer": public_name(type(optimizer)),
+            "scheduler": None if scheduler is None else public_name(type(scheduler)),
+            "optimizer_parameters": layout,
+        },
     }
-    torch.save(state, path)
+    buffer = _serialise(state, extra)
+    _write_atomically(name, buffer.getbuffer())
+
+
+# -- loading ---------------------------------------------------------------------------
+
+
+def _damaged(path: str, what: str) -> ValueError:
+    return ValueError(
+        f"load_checkpoint() expects path to be a file written by save_checkpoint, "
+        f"got {path!r}, {what}"
+    )
+
+
+def _read(path: str, map_location: str | torch.device | None) -> Any:
+    """``torch.load(weights_only=True)``, with one clear error for a damaged or foreign file."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            f"load_checkpoint() expects path to be a file written by save_checkpoint, "
+            f"got {path!r}, which does not exist"
+        )
+    if os.path.getsize(path) == 0:
+        raise _damaged(path, "which is empty (an interrupted copy?)")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            state = torch.load(path, map_location=map_location, weights_only=True)
+        except Exception as error:
+            message = str(error)
+            if "Weights only load failed" in message:
+                found = re.search(r"GLOBAL ([\w.]+)", message)
+                held = f"a {found.group(1)} object" if found else "objects"
+                what = (
+                    f"which holds {held} that weights_only=True refuses to load (ptnotes loads "
+                    "tensors and plain values only, so that a file cannot run code)"
+                )
+            else:
+                first = message.strip().splitlines()[0] if message.strip() else "no message"
+                what = (
+                    "which is damaged or is not a torch.save file (truncated?): "
+                    f"{type(error).__name__}: {first[:200]}"
+                )
+            raise _damaged(path, what) from error
+    for warning in caught:  # the file loaded: its warnings are the reader's to see
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return state
+
+
+def _check_structure(path: str, state: object) -> dict[str, Any]:
+    keys = set(state) if isinstance(state, dict) else set()
+    if keys not in (set(_KEYS), {*_KEYS, _META}):
+        got = f"a file without the keys {', '.join(_KEYS)}"
+        raise argument_error(
+            load_checkpoint, "path", path, "a file written by save_checkpoint", got=got
+        )
+    assert isinstance(state, dict)
+    meta = state.get(_META)
+    if meta is not None and (not isinstance(meta, dict) or meta.get("format") != _FORMAT):
+        raise _damaged(path, "whose 'meta' record is not a ptnotes checkpoint's")
+    if not isinstance(state["model"], Mapping) or not isinstance(state["extra"], dict):
+        raise _damaged(path, "whose model state or extra values are not dicts")
+    return state
+
+
+def _saved_with(meta: Mapping[str, Any] | None) -> str:
+    if meta is None:
+        return "a checkpoint written without a record of its versions"
+    return f"saved with torch {meta.get('torch')}, ptnotes {meta.get('ptnotes')}"
+
+
+def _describe_tensor(value: object) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"{tuple(value.shape)} {value.dtype}"
+    return type(value).__name__
+
+
+def _check_model(
+    model: nn.Module, saved: Mapping[str, Any], meta: Mapping[str, Any] | None
+) -> None:
+    current = model.state_dict()
+    missing = [k for k in current if k not in saved]
+    unexpected = [k for k in saved if k not in current]
+    different = []
+    for key, tensor in current.items():
+        if key not in saved or not isinstance(tensor, torch.Tensor) or is_lazy(tensor):
+            continue
+        stored = saved[key]
+        if not isinstance(stored, torch.Tensor) or (
+            (stored.shape, stored.dtype) != (tensor.shape, tensor.dtype)
+        ):
+            different.append(
+                f"{key} is {_describe_tensor(stored)} in the checkpoint, "
+                f"{_describe_tensor(tensor)} in model"
+            )
+    if not (missing or unexpected or different):
+        return
+    parts = []
+    if missing:
+        parts.append(f"missing from the checkpoint: {_some(missing)}")
+    if unexpected:
+        parts.append(f"not in model: {_some(unexpected)}")
+    if different:
+        parts.append(_some(different))
+    held = meta.get("model") if meta is not None else None
+    saved_model = f"a {held}" if held else "a model"
+    expected = (
+        f"a model with the checkpoint's parameters and buffers ({saved_model}, {_saved_with(meta)})"
+    )
+    got = f"{public_name(type(model))} with {'; '.join(parts)}"
+    raise argument_error(load_checkpoint, "model", model, expected, got=got)
+
+
+def _check_class(name: str, value: object, saved: object, meta: Mapping[str, Any] | None) -> None:
+    if meta is None or saved is None:
+        return
+    current = public_name(type(value))
+    if current != saved:
+        expected = f"a {saved}, as in the checkpoint ({_saved_with(meta)})"
+        raise argument_error(load_checkpoint, name, value, expected, got=f"a {current}")
+
+
+def _check_options(name: str, value: object, saved_keys: set[str], current_keys: set[str]) -> None:
+    unknown = sorted(saved_keys - current_keys)
+    if unknown:
+        expected = "an object of the kind saved in the checkpoint"
+        got = (
+            f"a {public_name(type(value))}, which has no {', '.join(map(repr, unknown))} "
+            "(saved in the checkpoint)"
+        )
+        raise argument_error(load_checkpoint, name, value, expected, got=got)
+
+
+def _check_optimizer(
+    path: str,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    saved: object,
+    meta: Mapping[str, Any] | None,
+) -> None:
+    me = load_checkpoint
+    if (
+        not isinstance(saved, Mapping)
+        or not isinstance(saved.get("param_groups"), list)
+        or not isinstance(saved.get("state"), Mapping)
+        or not all(isinstance(g, Mapping) and "params" in g for g in saved["param_groups"])
+    ):
+        raise _damaged(path, "whose optimizer state is damaged")
+    _check_class("optimizer", optimizer, None if meta is None else meta.get("optimizer"), meta)
+    saved_groups: list[Mapping[str, Any]] = saved["param_groups"]
+    for saved_group, group in zip(saved_groups, optimizer.param_groups, strict=False):
+        _check_options("optimizer", optimizer, set(saved_group) - {"params"}, set(group))
+    saved_sizes = [len(g["params"]) for g in saved_groups]
+    sizes = [len(g["params"]) for g in optimizer.param_groups]
+    if saved_sizes != sizes:
+        expected = (
+            f"an optimizer with parameter groups of sizes {saved_sizes}, as in the checkpoint"
+        )
+        raise argument_error(me, "optimizer", optimizer, expected, got=f"sizes {sizes}")
+    layout = _optimizer_layout(me, model, optimizer)
+    saved_layout = None if meta is None else meta.get("optimizer_parameters")
+    if saved_layout is not None and saved_layout != layout:
+        for number, (old_row, row) in enumerate(zip(saved_layout, layout, strict=True)):
+            for position, (old, new) in enumerate(zip(old_row, row, strict=True)):
+                if old != new:
+                    expected = (
+                        "an optimizer over the same parameters, in the same order, as in the "
+                        f"checkpoint (group {number}, position {position}: {old!r})"
+                    )
+                    got = f"one holding {new!r} there"
+                    raise argument_error(me, "optimizer", optimizer, expected, got=got)
+    parameters = [p for group in optimizer.param_groups for p in group["params"]]
+    for index, values in saved["state"].items():
+        if not isinstance(index, int) or not 0 <= index < len(parameters):
+            raise _damaged(path, "whose optimizer state is damaged")
+        if not isinstance(values, Mapping):
+            continue
+        shape = parameters[index].shape
+        for key, tensor in values.items():
+            if (
+                key in _ELEMENTWISE_STATE
+                and isinstance(tensor, torch.Tensor)
+                and tensor.shape != shape
+            ):
+                expected = "an optimizer whose parameters have the shapes saved"
+                got = (
+                    f"state {key!r} of shape {tuple(tensor.shape)} for a parameter of "
+                    f"shape {tuple(shape)}"
+                )
+                raise argument_error(me, "optimizer", optimizer, expected, got=got)
+
+
+def _check_scheduler(
+    path: str, scheduler: Stateful, saved: object, meta: Mapping[str, Any] | None
+) -> None:
+    me = load_checkpoint
+    if saved is None:
+        raise argument_error(
+            me, "scheduler", scheduler, "None, since the checkpoint was saved without a scheduler"
+        )
+    if not isinstance(saved, Mapping):
+        raise _damaged(path, "whose scheduler state is damaged")
+    _check_class("scheduler", scheduler, None if meta is None else meta.get("scheduler"), meta)
+    _check_options("scheduler", scheduler, set(saved), set(scheduler.state_dict()))
+    driven = getattr(scheduler, "optimizer", None)
+    base_lrs = saved.get("base_lrs")
+    if (
+        isinstance(driven, torch.optim.Optimizer)
+        and isinstance(base_lrs, list)
+        and len(base_lrs) != len(driven.param_groups)
+    ):
+        expected = (
+            f"a scheduler of an optimizer with {len(base_lrs)} parameter groups, "
+            "as in the checkpoint"
+        )
+        got = f"one with {len(driven.param_groups)}"
+        raise argument_error(me, "scheduler", scheduler, expected, got=got)
+
+
+class _Restore:
+    """What :func:`load_checkpoint` puts back if anything fails half-way."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        optimizer: torch.optim.Optimizer | None,
+        scheduler: Stateful | None,
+    ) -> None:
+        self.model = model
+        self.weights = {
+            k: v.detach().clone() if isinstance(v, torch.Tensor) else v
+            for k, v in model.state_dict().items()
+        }
+        self.optimizer = optimizer
+        self.optimizer_attributes = (
+            None
+            if optimizer is None
+            else {"state": optimizer.state, "param_groups": list(optimizer.param_groups)}
+        )
+        self.groups = (
+            None if optimizer is None else [dict(group) for group in optimizer.param_groups]
+        )
+        self.scheduler = scheduler
+        self.schedule = None if scheduler is None else copy.deepcopy(scheduler.state_dict())
+
+    def __call__(self) -> None:
+        self.model.load_state_dict(self.weights)
+        if self.optimizer is not None:
+            assert self.optimizer_attributes is not None
+            assert self.groups is not None
+            self.optimizer.__dict__.update(self.optimizer_attributes)
+            for group, options in zip(self.optimizer.param_groups, self.groups, strict=True):
+                group.clear()
+                group.update(options)
+        if self.scheduler is not None:
+            assert self.schedule is not None
+            self.scheduler.load_state_dict(self.schedule)
 
 
 def load_checkpoint(
@@ -94,9 +598,17 @@ def load_checkpoint(
     the tensors onto the device of the object's own parameters. Pass the objects built
     exactly as in the saved run; training then continues as if it had never stopped.
 
+    The load is all-or-nothing. Everything is checked before the first tensor is copied:
+    the model's keys, shapes and dtypes; the optimizer's and scheduler's classes (recorded in
+    the file), their options, the sizes of the parameter groups and which of the model's
+    parameters the optimizer holds, in which order. If anything is refused (or fails while
+    loading), ``model``, ``optimizer`` and ``scheduler`` are left exactly as they were (the
+    model's state is copied first to make that possible). Files written before the record of
+    classes existed still load; only the checks that need the record are skipped.
+
     Args:
         path: a file written by :func:`save_checkpoint`.
-        model: the model to restore (strict: every key must match).
+        model: the model to restore (strict: every key, shape and dtype must match).
         optimizer: the optimizer to restore, or ``None`` to restore the model only (for
             evaluation).
         scheduler: the scheduler to restore, or ``None``.
@@ -108,8 +620,11 @@ def load_checkpoint(
 
     Raises:
         TypeError: if an argument is not of the type named above.
-        ValueError: if the file is not a :func:`save_checkpoint` file, or ``scheduler`` is
-            given but the checkpoint holds no scheduler state.
+        FileNotFoundError: if ``path`` does not exist.
+        ValueError: if the file is empty, damaged, not a :func:`save_checkpoint` file or
+            holds objects ``weights_only=True`` refuses; if ``model``, ``optimizer`` or
+            ``scheduler`` does not match what the file holds (the message names both
+            sides); or if ``scheduler`` is given but the checkpoint holds no scheduler state.
 
     Examples:
         >>> import os, tempfile, torch
@@ -121,44 +636,49 @@ def load_checkpoint(
         ...     path = os.path.join(folder, "ckpt.pt")
         ...     save_checkpoint(path, model, optimizer, epoch=3)
         ...     load_checkpoint(path, copy)
+        ...     adam = torch.optim.Adam(copy.parameters())
+        ...     load_checkpoint(path, copy, adam)
         {'epoch': 3}
+        Traceback (most recent call last):
+          ...
+        ValueError: load_checkpoint() expects optimizer to be a torch.optim.SGD, as in the ...
         >>> torch.equal(copy.weight, model.weight)
         True
     """
-    check_type(load_checkpoint, "path", path, (str, os.PathLike), expected="a str or os.PathLike")
-    check_type(load_checkpoint, "model", model, nn.Module)
+    me = load_checkpoint
+    name = _check_path(me, path)
+    check_type(me, "model", model, nn.Module)
     if optimizer is not None:
-        check_type(load_checkpoint, "optimizer", optimizer, torch.optim.Optimizer)
+        check_type(me, "optimizer", optimizer, torch.optim.Optimizer)
     if scheduler is not None:
-        check_type(load_checkpoint, "scheduler", scheduler, Stateful, expected=_SCHEDULER)
+        check_type(me, "scheduler", scheduler, Stateful, expected=_SCHEDULER)
+        if optimizer is not None:
+            _check_scheduler_drives(me, scheduler, optimizer)
     if map_location is not None:
         check_type(
-            load_checkpoint,
+            me,
             "map_location",
             map_location,
             (str, torch.device),
             expected="a str, a torch.device or None",
         )
-    state = torch.load(path, map_location=map_location, weights_only=True)
-    if not isinstance(state, dict) or sorted(state) != sorted(_KEYS):
-        raise argument_error(
-            load_checkpoint,
-            "path",
-            os.fspath(path),
-            "a file written by save_checkpoint",
-            got=f"a file without the keys {', '.join(_KEYS)}",
-        )
-    if scheduler is not None and state["scheduler"] is None:
-        raise argument_error(
-            load_checkpoint,
-            "scheduler",
-            scheduler,
-            "None, since the checkpoint was saved without a scheduler",
-        )
-    model.load_state_dict(state["model"])
+    state = _check_structure(name, _read(name, map_location))
+    meta: Mapping[str, Any] | None = state.get(_META)
+    _check_model(model, state["model"], meta)
     if optimizer is not None:
-        optimizer.load_state_dict(state["optimizer"])
+        _check_optimizer(name, model, optimizer, state["optimizer"], meta)
     if scheduler is not None:
-        scheduler.load_state_dict(state["scheduler"])
+        _check_scheduler(name, scheduler, state["scheduler"], meta)
+
+    restore = _Restore(model, optimizer, scheduler)
+    try:
+        model.load_state_dict(state["model"])
+        if optimizer is not None:
+            optimizer.load_state_dict(state["optimizer"])
+        if scheduler is not None:
+            scheduler.load_state_dict(state["scheduler"])
+    except BaseException:
+        restore()
+        raise
     extra: dict[str, Any] = state["extra"]
     return extra

@@ -6,8 +6,17 @@ import math
 from collections.abc import Callable, Iterator, Sequence, Sized
 from typing import Any, TypeVar, cast, overload
 
+import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset, IterableDataset, Sampler, get_worker_info
+from torch.utils.data import (
+    ConcatDataset,
+    DataLoader,
+    Dataset,
+    IterableDataset,
+    Sampler,
+    Subset,
+    get_worker_info,
+)
 
 from ptnotes.validation import (
     argument_error,
@@ -40,9 +49,8 @@ def _index_tensor(caller: Callable[..., Any], name: str, indices: object) -> tor
             raise argument_error(caller, name, indices, "a 1-D int64 or int32 tensor", got=got)
         return indices
     if isinstance(indices, Sequence) and not isinstance(indices, str | bytes):
-        for position, index in enumerate(indices):
-            check_int(caller, f"{name}[{position}]", index)
-        return torch.tensor(list(indices), dtype=torch.int64, device="cpu")
+        values = [check_int(caller, f"{name}[{i}]", index) for i, index in enumerate(indices)]
+        return torch.tensor(values, dtype=torch.int64, device="cpu")
     expected = "a sequence of ints or a 1-D integer tensor"
     raise argument_error(caller, name, indices, expected, error=TypeError)
 
@@ -132,6 +140,8 @@ class TensorBatchDataset(Dataset[Batch]):
         """
         if isinstance(index, int | slice) and not isinstance(index, bool):
             return tuple(tensor[index] for tensor in self.tensors)
+        if isinstance(index, np.integer):
+            return tuple(tensor[int(index)] for tensor in self.tensors)
         rows = _index_tensor(TensorBatchDataset.__getitem__, "index", index)
         return tuple(tensor[rows] for tensor in self.tensors)
 
@@ -232,8 +242,8 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
             on every rank.
 
     Raises:
-        TypeError: if ``data_source`` is neither an int nor sized, or an argument has
-            the wrong type.
+        TypeError: if ``data_source`` is neither an int nor sized (a ``str`` is refused:
+            its length counts characters), or an argument has the wrong type.
         ValueError: if ``batch_size`` or ``num_replicas`` is below 1, ``rank`` is
             outside ``[0, num_replicas)``, or a ``generator`` is combined with several
             replicas.
@@ -266,9 +276,12 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
         seed: int = 0,
     ) -> None:
         me = BatchIndexSampler
+        if isinstance(data_source, str | bytes):  # sized, but its len counts characters
+            expected = "a number of samples (int) or a sized dataset"
+            raise argument_error(me, "data_source", data_source, expected, error=TypeError)
         if isinstance(data_source, Sized):
             num_samples = len(data_source)
-        elif isinstance(data_source, int) and not isinstance(data_source, bool):
+        elif isinstance(data_source, int | np.integer) and not isinstance(data_source, bool):
             num_samples = check_int(me, "data_source", data_source, minimum=0)
         else:
             expected = "a number of samples (int) or a sized dataset"
@@ -388,7 +401,10 @@ def batched_loader(
 
     Raises:
         TypeError: if ``dataset`` is not a sized map-style
-            :class:`~torch.utils.data.Dataset`, or an argument has the wrong type.
+            :class:`~torch.utils.data.Dataset`, it is known to refuse an index tensor (a
+            :class:`~torch.utils.data.Subset` with a list of indices, a
+            :class:`~torch.utils.data.ConcatDataset`: refused here rather than at the
+            first batch), or an argument has the wrong type.
         ValueError: if ``batch_size`` is below 1, ``num_workers`` or ``timeout`` is
             negative, or the sharding arguments are inconsistent.
 
@@ -414,16 +430,31 @@ def batched_loader(
     workers = check_int(me, "num_workers", num_workers, minimum=0)
     wait = check_number(me, "timeout", timeout, minimum=0)
     pin = check_bool(me, "pin_memory", pin_memory)
-    _sampler_options(me, batch_size, shuffle, drop_last, generator, num_replicas, rank, seed)
+    size, shuffle_, drop_last_, generator_, replicas, rank_, seed_ = _sampler_options(
+        me, batch_size, shuffle, drop_last, generator, num_replicas, rank, seed
+    )
+    if (isinstance(dataset, Subset) and not isinstance(dataset.indices, torch.Tensor)) or (
+        isinstance(dataset, ConcatDataset)
+    ):  # fail here, not at the first batch of the first epoch
+        expected = (
+            "a dataset whose __getitem__ takes a 1-D int64 index tensor (a whole batch), "
+            "such as TensorBatchDataset or TensorDataset"
+        )
+        got = (
+            f"{type(dataset).__name__}, which indexes its parts one sample at a time (for a "
+            "subset, index the tensors instead: TensorBatchDataset(*(t[indices] for t in "
+            "tensors)))"
+        )
+        raise argument_error(me, "dataset", dataset, expected, error=TypeError, got=got)
     sampler = BatchIndexSampler(
-        dataset,
-        batch_size,
-        shuffle=shuffle,
-        drop_last=drop_last,
-        generator=generator,
-        num_replicas=num_replicas,
-        rank=rank,
-        seed=seed,
+        len(dataset),
+        size,
+        shuffle=shuffle_,
+        drop_last=drop_last_,
+        generator=generator_,
+        num_replicas=replicas,
+        rank=rank_,
+        seed=seed_,
     )
     return DataLoader(
         dataset,

@@ -72,8 +72,8 @@ def make_dataset(size: int = DATASET_SIZE, features: int = FEATURES) -> TensorDa
         >>> x.shape, y.shape, x.dtype
         (torch.Size([16, 4]), torch.Size([16, 1]), torch.float64)
     """
-    check_int(make_dataset, "size", size, minimum=1)
-    check_int(make_dataset, "features", features, minimum=1)
+    size = check_int(make_dataset, "size", size, minimum=1)
+    features = check_int(make_dataset, "features", features, minimum=1)
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(size, features, generator=generator, dtype=torch.float64, device="cpu")
     true_weight = torch.arange(1.0, features + 1, dtype=torch.float64, device="cpu")
@@ -92,7 +92,7 @@ def make_model(features: int = FEATURES) -> nn.Linear:
         >>> make_model()
         Linear(in_features=4, out_features=1, bias=True)
     """
-    check_int(make_model, "features", features, minimum=1)
+    features = check_int(make_model, "features", features, minimum=1)
     model = nn.Linear(features, 1, dtype=torch.float64, device="cpu")
     generator = torch.Generator().manual_seed(1)
     with torch.no_grad():
@@ -139,8 +139,8 @@ def ddp_step(rank: int, world_size: int) -> StepResult:
         >>> result.indices == list(range(16)), sorted(result.grads), round(result.loss, 4)
         (True, ['bias', 'weight'], 38.2168)
     """
-    check_int(ddp_step, "world_size", world_size, minimum=1)
-    check_int(ddp_step, "rank", rank, minimum=0, maximum=world_size - 1)
+    world_size = check_int(ddp_step, "world_size", world_size, minimum=1)
+    rank = check_int(ddp_step, "rank", rank, minimum=0, maximum=world_size - 1)
     group = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
     if (rank, world_size) != group:
         expected = f"the process group's rank and world size, {group}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Any
@@ -78,12 +79,28 @@ def _set_requires_grad(
     caller: Callable[..., Any], module: object, pattern: Selector, requires_grad: bool
 ) -> list[str]:
     module_ = check_type(caller, "module", module, nn.Module)
-    changed = []
-    for name, parameter in _select(caller, module_, pattern):
-        if parameter.requires_grad != requires_grad:
+    chosen = [
+        (n, p) for n, p in _select(caller, module_, pattern) if p.requires_grad != requires_grad
+    ]
+    if requires_grad:
+        for name, parameter in chosen:
+            if not (parameter.is_floating_point() or parameter.is_complex()):
+                expected = (
+                    "a selection of parameters that can require grad (floating point or "
+                    "complex; narrow the pattern)"
+                )
+                got = f"{name!r}, of dtype {parameter.dtype}"
+                raise argument_error(caller, "pattern", pattern, expected, got=got)
+    done: list[tuple[str, nn.Parameter]] = []
+    try:
+        for name, parameter in chosen:
             parameter.requires_grad_(requires_grad)
-            changed.append(name)
-    return changed
+            done.append((name, parameter))
+    except BaseException:
+        for _, parameter in done:  # all or nothing
+            parameter.requires_grad_(not requires_grad)
+        raise
+    return [name for name, _ in done]
 
 
 def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
@@ -149,8 +166,9 @@ def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         TypeError: if ``module`` is not a :class:`torch.nn.Module`, ``pattern`` is
             neither ``None``, a ``str`` nor a callable, or a predicate returns something
             other than a ``bool``.
-        ValueError: if a pattern or predicate selects no parameter, or the pattern is
-            empty.
+        ValueError: if a pattern or predicate selects no parameter, the pattern is
+            empty, or it selects a parameter that cannot require grad (an integer one).
+            Nothing is unfrozen then: the selection is checked before the first change.
 
     Examples:
         >>> from ptnotes.finetune import freeze, unfreeze
@@ -186,7 +204,11 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
     Raises:
         TypeError: if ``model`` or ``new_head`` is not a :class:`torch.nn.Module`,
             ``attr`` is not a ``str``, or ``attr`` names something that is not a module.
-        ValueError: if ``model`` has no attribute ``attr``.
+        ValueError: if ``model`` has no attribute ``attr``; ``attr`` names a module the
+            class computes rather than a registered child (a ``property``: assigning
+            would add an unused child an optimizer would still train, while the model
+            keeps using the old head); or ``new_head`` contains the model (the model
+            given as its own head).
 
     Examples:
         >>> from torch import nn
@@ -216,7 +238,26 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
         expected = "the name of a submodule (only a module can be replaced)"
         got = f"{attr!r}, a {type(old).__name__}"
         raise argument_error(me, "attr", attr, expected, error=TypeError, got=got)
+    if dict(parent.named_children()).get(child) is not old:
+        # a property (or another attribute of the class) that returns a module: assigning
+        # would register an unused child while the model goes on using the old module
+        static = inspect.getattr_static(parent, child, None)
+        expected = (
+            "the name of a registered submodule, one of named_children() (not an attribute "
+            "the class computes, which assigning cannot replace)"
+        )
+        got = f"{attr!r}, a {type(static).__name__} of {type(parent).__name__}"
+        raise argument_error(me, "attr", attr, expected, got=got)
+    if any(module is parent for module in new_head.modules()):
+        expected = "a module that does not contain the model (a module cannot be its own child)"
+        got = f"{type(new_head).__name__}, which contains {attr.rpartition('.')[0] or 'model'}"
+        raise argument_error(me, "new_head", new_head, expected, got=got)
     setattr(parent, child, new_head)
+    if getattr(parent, child) is not new_head:  # a __setattr__ or __getattr__ of its own
+        setattr(parent, child, old)
+        expected = "the name of a submodule that assignment replaces"
+        got = f"{attr!r}, which {type(parent).__name__} does not let be replaced"
+        raise argument_error(me, "attr", attr, expected, got=got)
     return old
 
 

@@ -29,6 +29,12 @@ class GradNormRecorder:
     accumulated into ``.grad``: with gradient accumulation over several ``backward()``
     calls, each call appends one entry, while ``.grad`` holds their sum.
 
+    The parameters watched are those that require grad when the block starts. Entering
+    is all-or-nothing: if registering a hook fails half-way, the hooks already registered
+    are removed and the recorder can be entered again. Norms of ``float16`` and
+    ``bfloat16`` gradients are computed in ``float32`` (a ``float16`` sum of squares
+    overflows to ``inf`` above 65504).
+
     Args:
         model: the module whose parameters are watched.
         norm_type: the order of the vector norm (as in
@@ -42,13 +48,15 @@ class GradNormRecorder:
         parameter_norms: ``{parameter name: [norm of each backward pass]}``, in the order
             of :meth:`torch.nn.Module.named_parameters`.
         output_norms: ``{module name: [norm of each backward pass]}`` (empty unless
-            ``modules=True``).
+            ``modules=True``). A module called more than once in one forward pass of
+            ``model`` (a shared layer) gets one key per call: ``"name"``, then
+            ``"name#2"``, ``"name#3"``...
 
     Raises:
         TypeError: if ``model`` is not a :class:`torch.nn.Module`, ``norm_type`` is not an
             ``int`` or ``float``, or ``modules`` is not a ``bool``.
         ValueError: if ``norm_type`` is NaN or not positive, or ``model`` has no parameter
-            that requires grad.
+            that requires grad (here, or when the block starts).
 
     Examples:
         >>> import torch
@@ -85,11 +93,17 @@ class GradNormRecorder:
                 f"got {type(model).__name__} with none"
             )
         self._handles: list[RemovableHandle] = []
+        self._calls: dict[str, int] = {}
         self.parameter_norms: dict[str, list[float]] = {}
         self.output_norms: dict[str, list[float]] = {}
 
     def _norm(self, gradient: torch.Tensor) -> float:
-        return float(torch.linalg.vector_norm(gradient.detach(), ord=self._norm_type))
+        gradient = gradient.detach()
+        if gradient.dtype in (torch.float16, torch.bfloat16):  # their max is 65504 for float16
+            gradient = gradient.float()
+        elif gradient.dtype == torch.complex32:
+            gradient = gradient.to(torch.complex64)
+        return float(torch.linalg.vector_norm(gradient, ord=self._norm_type))
 
     def _parameter_hook(self, name: str) -> Callable[[torch.Tensor], None]:
         def hook(gradient: torch.Tensor) -> None:
@@ -97,14 +111,24 @@ class GradNormRecorder:
 
         return hook
 
+    def _new_forward(self, module: torch.nn.Module, args: Any) -> None:
+        self._calls.clear()
+
     def _module_hook(self, name: str) -> Callable[[torch.nn.Module, Any, Any], None]:
-        def record(gradient: torch.Tensor) -> None:
-            if self.active:  # a graph built inside the block, run backward after it
-                self.output_norms[name].append(self._norm(gradient))
+        def record(label: str) -> Callable[[torch.Tensor], None]:
+            def hook(gradient: torch.Tensor) -> None:
+                if self.active:  # a graph built inside the block, run backward after it
+                    self.output_norms[label].append(self._norm(gradient))
+
+            return hook
 
         def hook(module: torch.nn.Module, args: Any, output: Any) -> None:
+            count = self._calls.get(name, 0) + 1
+            self._calls[name] = count
+            label = name if count == 1 else f"{name}#{count}"
             if isinstance(output, torch.Tensor) and output.requires_grad:
-                output.register_hook(record)  # type: ignore[no-untyped-call]
+                self.output_norms.setdefault(label, [])
+                output.register_hook(record(label))  # type: ignore[no-untyped-call]
 
         return hook
 
@@ -114,18 +138,36 @@ class GradNormRecorder:
         return bool(self._handles)
 
     def __enter__(self) -> GradNormRecorder:
+        cls = GradNormRecorder
         if self._handles:
             raise RuntimeError("this GradNormRecorder is already active; use a new one")
-        self.parameter_norms = {name: [] for name, _ in self._parameters}
-        self.output_norms = {}
-        for name, parameter in self._parameters:
-            handle = parameter.register_hook(self._parameter_hook(name))  # type: ignore[no-untyped-call]
-            self._handles.append(handle)
-        if self._modules:
-            for name, module in self._model.named_modules():
-                if next(module.children(), None) is None:
-                    self.output_norms[name] = []
-                    self._handles.append(module.register_forward_hook(self._module_hook(name)))
+        # the parameters that require grad now: one may have been frozen since __init__
+        parameters = [(n, p) for n, p in self._model.named_parameters() if p.requires_grad]
+        if not parameters:
+            raise ValueError(
+                f"{cls.__qualname__}() expects model to have a parameter that requires grad "
+                f"when the block starts, got {type(self._model).__name__} with none"
+            )
+        handles: list[RemovableHandle] = []
+        leaves: list[str] = []
+        try:  # all or nothing: a failure half-way removes the hooks already registered
+            for name, parameter in parameters:
+                handles.append(parameter.register_hook(self._parameter_hook(name)))  # type: ignore[no-untyped-call]
+            if self._modules:
+                handles.append(self._model.register_forward_pre_hook(self._new_forward))
+                for name, module in self._model.named_modules():
+                    if next(module.children(), None) is None:
+                        leaves.append(name)
+                        handles.append(module.register_forward_hook(self._module_hook(name)))
+        except BaseException:
+            for handle in handles:
+                handle.remove()
+            raise
+        self._parameters = parameters
+        self._calls.clear()
+        self.parameter_norms = {name: [] for name, _ in parameters}
+        self.output_norms = {name: [] for name in leaves}
+        self._handles = handles
         return self
 
     def __exit__(

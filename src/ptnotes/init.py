@@ -93,7 +93,8 @@ def init_weights(module: nn.Module) -> None:
     would change nothing. The new value is assigned instead, which the
     parametrization turns back into its own tensors (``right_inverse``); if the
     effective weight does not then equal the new value (an orthogonal or
-    spectral-normalised weight cannot take any value), :class:`ValueError` is raised.
+    spectral-normalised weight cannot take any value), :class:`ValueError` is raised and
+    the module is put back as it was (its whole state dict: nothing half-initialised).
 
     Args:
         module: the module to initialise (its children are not visited: that is the
@@ -138,6 +139,18 @@ def init_weights(module: nn.Module) -> None:
         )
         got = f"{type(module).__name__} with uninitialised (lazy) parameters"
         raise argument_error(init_weights, "module", module, expected, got=got)
+    saved = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    try:
+        _initialise(module, kind, weight, bias)
+    except BaseException:  # all or nothing: a refused bias leaves the weight as it was too
+        with torch.no_grad():
+            module.load_state_dict(saved)
+        raise
+
+
+def _initialise(
+    module: nn.Module, kind: str, weight: torch.Tensor | None, bias: torch.Tensor | None
+) -> None:
     with torch.no_grad():
         if weight is not None:
             value = torch.empty_like(weight)

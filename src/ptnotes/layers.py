@@ -76,9 +76,9 @@ class Linear(nn.Module):
         device: torch.device | str | None = None,
         dtype: torch.dtype | None = None,
     ) -> None:
-        check_int(Linear, "in_features", in_features, minimum=1)
-        check_int(Linear, "out_features", out_features, minimum=1)
-        check_bool(Linear, "bias", bias)
+        in_features = check_int(Linear, "in_features", in_features, minimum=1)
+        out_features = check_int(Linear, "out_features", out_features, minimum=1)
+        bias = check_bool(Linear, "bias", bias)
         if device is not None:
             expected = "a torch.device, str, int or None"
             check_type(Linear, "device", device, (torch.device, str, int), expected=expected)
@@ -188,17 +188,19 @@ class ConvBNReLU(nn.Sequential):
         stride: int = 1,
         padding: int | None = None,
     ) -> None:
-        for name, value in (
-            ("in_channels", in_channels),
-            ("out_channels", out_channels),
-            ("kernel_size", kernel_size),
-            ("stride", stride),
-        ):
+        in_channels, out_channels, kernel_size, stride = (
             check_int(ConvBNReLU, name, value, minimum=1)
+            for name, value in (
+                ("in_channels", in_channels),
+                ("out_channels", out_channels),
+                ("kernel_size", kernel_size),
+                ("stride", stride),
+            )
+        )
         if padding is None:
             padding = kernel_size // 2
         else:
-            check_int(ConvBNReLU, "padding", padding, minimum=0)
+            padding = check_int(ConvBNReLU, "padding", padding, minimum=0)
         super().__init__(
             nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding, bias=False),
             nn.BatchNorm2d(out_channels),

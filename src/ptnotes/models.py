@@ -44,8 +44,8 @@ class SmallCNN(nn.Module):
 
     def __init__(self, num_classes: int = 10, in_channels: int = 3) -> None:
         super().__init__()
-        check_int(SmallCNN, "num_classes", num_classes, minimum=1)
-        check_int(SmallCNN, "in_channels", in_channels, minimum=1)
+        num_classes = check_int(SmallCNN, "num_classes", num_classes, minimum=1)
+        in_channels = check_int(SmallCNN, "in_channels", in_channels, minimum=1)
         self.num_classes = num_classes
         self.in_channels = in_channels
         self.features = nn.Sequential(

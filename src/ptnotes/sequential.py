@@ -127,8 +127,10 @@ def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) ->
     Compared, in registration order:
 
     * the types of all modules, the two roots included (:meth:`~torch.nn.Module.modules`);
-    * the parameters and buffers: their shapes and, unless ``ignore_names``, their
-      qualified names (the keys of :meth:`~torch.nn.Module.state_dict`).
+    * the parameters and buffers: their kind (a parameter, a buffer, a buffer that is not
+      persistent, i.e. left out of :meth:`~torch.nn.Module.state_dict`), their shapes
+      and, unless ``ignore_names``, their qualified names (the keys of
+      :meth:`~torch.nn.Module.state_dict`).
 
     Names matter by default, because they are what a checkpoint is keyed by: a
     positional :class:`torch.nn.Sequential` (``"0.weight"``) and a named one
@@ -169,15 +171,22 @@ def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) ->
     """
     check_type(same_structure, "a", a, nn.Module)
     check_type(same_structure, "b", b, nn.Module)
-    check_bool(same_structure, "ignore_names", ignore_names)
+    names = not check_bool(same_structure, "ignore_names", ignore_names)
     if [type(m) for m in a.modules()] != [type(m) for m in b.modules()]:
         return False
 
-    def tensors(module: nn.Module) -> list[tuple[str, tuple[int, ...] | None]]:
-        named = [*module.named_parameters(), *module.named_buffers()]
+    def tensors(module: nn.Module) -> list[tuple[str, str, tuple[int, ...] | None]]:
+        saved = set(module.state_dict(keep_vars=True))  # parameters and persistent buffers
+        named = [
+            *(("parameter", n, t) for n, t in module.named_parameters()),
+            *(
+                ("buffer" if n in saved else "buffer (not persistent)", n, t)
+                for n, t in module.named_buffers()
+            ),
+        ]
         return [
-            ("" if ignore_names else name, None if is_lazy(t) else tuple(t.shape))
-            for name, t in named
+            (kind, name if names else "", None if is_lazy(t) else tuple(t.shape))
+            for kind, name, t in named
         ]
 
     return tensors(a) == tensors(b)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ptnotes.validation import argument_error, check_callable, check_number, check_type
@@ -22,13 +24,22 @@ def _common(
     loss_fn: object,
     optimizer: object,
     max_grad_norm: object,
-) -> None:
+) -> float | None:
     """Check the arguments both steps share, and that ``optimizer`` holds the model."""
     model = check_type(caller, "model", model, nn.Module)
     check_callable(caller, "loss_fn", loss_fn)
     optimizer = check_type(caller, "optimizer", optimizer, torch.optim.Optimizer)
+    norm = None
     if max_grad_norm is not None:
-        check_number(caller, "max_grad_norm", max_grad_norm, positive=True)
+        norm = check_number(caller, "max_grad_norm", max_grad_norm, positive=True)
+    if not any(p.requires_grad for p in model.parameters()):
+        got = f"{type(model).__name__} with " + (
+            "every parameter frozen (requires_grad=False)"
+            if any(True for _ in model.parameters())
+            else "no parameter"
+        )
+        expected = "a model with a trainable parameter (unfreeze some first)"
+        raise argument_error(caller, "model", model, expected, got=got)
     held = {id(p) for group in optimizer.param_groups for p in group["params"]}
     missing = [n for n, p in model.named_parameters() if p.requires_grad and id(p) not in held]
     if missing:
@@ -38,6 +49,87 @@ def _common(
         expected = "an optimizer over the model's trainable parameters"
         got = f"one that does not hold {shown}"
         raise argument_error(caller, "optimizer", optimizer, expected, got=got)
+    return norm
+
+
+#: Losses whose targets are class indices (int64) or class probabilities (floating).
+_CLASS_LOSSES: tuple[Any, ...] = (nn.CrossEntropyLoss, nn.NLLLoss)
+_CLASS_FUNCTIONS: tuple[Any, ...] = (F.cross_entropy, F.nll_loss)
+#: Losses that compare the output with floating point targets of its shape.
+_VALUE_LOSSES: tuple[Any, ...] = (
+    nn.MSELoss,
+    nn.L1Loss,
+    nn.SmoothL1Loss,
+    nn.HuberLoss,
+    nn.BCELoss,
+    nn.BCEWithLogitsLoss,
+)
+_VALUE_FUNCTIONS: tuple[Any, ...] = (
+    F.mse_loss,
+    F.l1_loss,
+    F.smooth_l1_loss,
+    F.huber_loss,
+    F.binary_cross_entropy,
+    F.binary_cross_entropy_with_logits,
+)
+
+
+def _loss_kind(loss_fn: object) -> tuple[str, str] | None:
+    """``("class" | "value", name)`` for a loss whose targets ptnotes knows, else ``None``."""
+    if isinstance(loss_fn, _CLASS_LOSSES):
+        return "class", type(loss_fn).__name__
+    if isinstance(loss_fn, _VALUE_LOSSES):
+        return "value", type(loss_fn).__name__
+    if any(loss_fn is f for f in _CLASS_FUNCTIONS):
+        return "class", getattr(loss_fn, "__name__", "loss")
+    if any(loss_fn is f for f in _VALUE_FUNCTIONS):
+        return "value", getattr(loss_fn, "__name__", "loss")
+    return None
+
+
+def _check_targets(
+    caller: Callable[..., Any], model: nn.Module, loss_fn: object, targets: object
+) -> None:
+    """What can be known of the targets before the forward pass: device and dtype."""
+    if not isinstance(targets, torch.Tensor):
+        return
+    devices = {p.device for p in model.parameters()}
+    if devices and targets.device not in devices:
+        shown = ", ".join(sorted(str(d) for d in devices))
+        expected = f"on the model's device ({shown}); move the batch with .to(device)"
+        raise argument_error(
+            caller, "targets", targets, expected, got=f"targets on {targets.device}"
+        )
+    kind = _loss_kind(loss_fn)
+    if kind is None:
+        return
+    rule, name = kind
+    if rule == "class" and not (targets.dtype == torch.int64 or targets.is_floating_point()):
+        expected = (
+            f"class indices (int64; convert with .long()) or class probabilities "
+            f"(floating point) for {name}"
+        )
+        raise argument_error(caller, "targets", targets, expected, error=TypeError)
+    if rule == "value" and not targets.is_floating_point():
+        expected = f"a floating point tensor for {name} (convert with .float())"
+        raise argument_error(caller, "targets", targets, expected, error=TypeError)
+
+
+@contextmanager
+def _restored_on_failure(model: nn.Module) -> Iterator[None]:
+    """Undo what the step changed (gradients, buffers such as running statistics) on an error."""
+    gradients = [(p, p.grad) for p in model.parameters()]
+    buffers = [(b, b.detach().clone()) for b in model.buffers()]
+    try:
+        yield
+    except BaseException:
+        with torch.no_grad():
+            for parameter, gradient in gradients:
+                parameter.grad = gradient
+            for buffer, saved in buffers:
+                if buffer.shape == saved.shape:
+                    buffer.copy_(saved)
+        raise
 
 
 def _split(caller: Callable[..., Any], batch: object, label: str) -> tuple[Any, Any]:
@@ -53,9 +145,29 @@ def _split(caller: Callable[..., Any], batch: object, label: str) -> tuple[Any, 
 
 
 def _loss(
-    caller: Callable[..., Any], model: nn.Module, loss_fn: LossFn, inputs: Any, targets: Any
+    caller: Callable[..., Any],
+    label: str,
+    model: nn.Module,
+    loss_fn: LossFn,
+    inputs: Any,
+    targets: Any,
 ) -> torch.Tensor:
     output = model(inputs)
+    kind = _loss_kind(loss_fn)
+    if (
+        kind is not None
+        and kind[0] == "class"
+        and isinstance(output, torch.Tensor)
+        and isinstance(targets, torch.Tensor)
+        and targets.is_floating_point()
+        and targets.shape != output.shape
+    ):
+        expected = (
+            f"class indices (int64) or class probabilities of the output's shape "
+            f"{tuple(output.shape)} for {kind[1]}"
+        )
+        got = f"floating point targets of shape {tuple(targets.shape)}"
+        raise argument_error(caller, "targets", targets, expected, got=got)
     if isinstance(output, torch.Tensor) and isinstance(targets, torch.Tensor):
         try:
             shape = torch.broadcast_shapes(output.shape, targets.shape)  # type: ignore[no-untyped-call]
@@ -68,12 +180,42 @@ def _loss(
                 "and give a wrong loss"
             )
             raise argument_error(caller, "targets", targets, expected, got=got)
-    loss = loss_fn(output, targets)
+    try:
+        loss = loss_fn(output, targets)
+    except (RuntimeError, IndexError) as error:  # torch's words for "not these targets"
+        expected = (
+            f"a batch whose targets loss_fn accepts for the output ({_shown(output)}; "
+            f"targets: {_shown(targets)})"
+        )
+        got = f"{type(error).__name__} from loss_fn: {str(error).strip().splitlines()[0]}"
+        raise argument_error(caller, label, targets, expected, got=got) from error
     if not isinstance(loss, torch.Tensor) or loss.ndim != 0:
         got = f"shape {tuple(loss.shape)}" if isinstance(loss, torch.Tensor) else None
         expected = "a function returning a scalar (0-dim) tensor (use a reduction such as 'mean')"
         raise argument_error(caller, "loss_fn", loss, expected, got=got)
+    if not loss.requires_grad:
+        expected = "a function whose loss depends on the model's trainable parameters"
+        got = (
+            "a loss that does not require grad (does loss_fn detach its input or rebuild a "
+            "tensor from .item()? does the model run under torch.no_grad()?)"
+        )
+        raise argument_error(caller, "loss_fn", loss_fn, expected, got=got)
     return loss
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"shape {tuple(value.shape)}, {value.dtype}"
+    return type(value).__name__
+
+
+def _backward(caller: Callable[..., Any], loss: torch.Tensor) -> None:
+    try:
+        loss.backward()  # type: ignore[no-untyped-call]  # unannotated in torch
+    except RuntimeError as error:
+        expected = "a function whose loss backward() can differentiate"
+        got = f"RuntimeError from loss.backward(): {str(error).strip().splitlines()[0]}"
+        raise argument_error(caller, "loss_fn", loss, expected, got=got) from error
 
 
 def _clip_and_step(
@@ -104,6 +246,14 @@ def train_step(
     The model's mode is left as it is: call ``model.train()`` first. ``loss.item()``
     waits for the device to finish the step (a synchronisation point on a GPU).
 
+    Bad input changes nothing. The arguments, and the targets' device and dtype (for the
+    losses of :mod:`torch.nn` whose targets it knows), are checked before the forward
+    pass; what needs the output (the targets' shape against it, the loss) is checked
+    after it, and a refusal then puts the gradients and the buffers (batch norm's running
+    statistics) back as they were. Errors torch would raise from the loss or from
+    ``backward()`` come as :class:`ValueError` naming the argument, torch's message
+    attached.
+
     Args:
         model: the model; ``model(inputs)`` gives the output.
         batch: an ``(inputs, targets)`` pair.
@@ -116,11 +266,16 @@ def train_step(
         The loss before the step, as a Python float.
 
     Raises:
-        TypeError: if an argument has the wrong type or ``batch`` is not a pair.
-        ValueError: if ``max_grad_norm`` is not positive and finite, ``loss_fn``
-            does not return a scalar tensor, ``optimizer`` does not hold every
-            trainable parameter of ``model`` (the step would train nothing, or not all),
-            the batch holds no sample, or the targets' shape would broadcast against
+        TypeError: if an argument has the wrong type, ``batch`` is not a pair, or the
+            targets' dtype does not suit the loss (``int64`` class indices for
+            :class:`~torch.nn.CrossEntropyLoss`, floating point for
+            :class:`~torch.nn.MSELoss`...).
+        ValueError: if ``max_grad_norm`` is not positive and finite, ``model`` has no
+            trainable parameter, ``loss_fn`` does not return a scalar tensor that
+            requires grad, ``optimizer`` does not hold every trainable parameter of
+            ``model`` (the step would train nothing, or not all), the batch holds no
+            sample, the targets are on another device than the model, ``loss_fn`` or
+            ``backward()`` refuses them, or the targets' shape would broadcast against
             the output's into a larger shape (``(N,)`` against ``(N, 1)``: a wrong loss).
 
     Examples:
@@ -138,12 +293,14 @@ def train_step(
         Parameter containing:
         tensor([[1.]], requires_grad=True)
     """
-    _common(train_step, model, loss_fn, optimizer, max_grad_norm)
+    norm = _common(train_step, model, loss_fn, optimizer, max_grad_norm)
     inputs, targets = _split(train_step, batch, "batch")
-    optimizer.zero_grad(set_to_none=True)
-    loss = _loss(train_step, model, loss_fn, inputs, targets)
-    loss.backward()  # type: ignore[no-untyped-call]  # unannotated in torch
-    _clip_and_step(model, optimizer, max_grad_norm)
+    _check_targets(train_step, model, loss_fn, targets)
+    with _restored_on_failure(model):
+        optimizer.zero_grad(set_to_none=True)
+        loss = _loss(train_step, "batch", model, loss_fn, inputs, targets)
+        _backward(train_step, loss)
+        _clip_and_step(model, optimizer, norm)
     return loss.item()
 
 
@@ -183,14 +340,20 @@ def accumulate_step(
     Returns:
         The loss of the whole batch, ``sum(n_i * loss_i) / N``, as a Python float.
 
+    Bad input changes nothing, as in :func:`train_step`: every micro-batch is checked
+    before the first forward pass, and a refusal after one (a later micro-batch's targets
+    against its output) puts the gradients and buffers back as they were.
+
     Raises:
         TypeError: if an argument has the wrong type, ``micro_batches`` is not a
-            sequence (a generator cannot be counted in advance), or an ``inputs`` is
-            not a tensor.
+            sequence (a generator cannot be counted in advance), an ``inputs`` is
+            not a tensor, or targets have a dtype the loss does not take.
         ValueError: if ``micro_batches`` is empty, a micro-batch holds no sample,
-            ``max_grad_norm`` is not positive and finite, ``loss_fn`` does not
-            return a scalar tensor, ``optimizer`` does not hold every trainable
-            parameter of ``model``, or targets would broadcast against the output.
+            ``max_grad_norm`` is not positive and finite, ``model`` has no trainable
+            parameter, ``loss_fn`` does not return a scalar tensor that requires grad,
+            ``optimizer`` does not hold every trainable parameter of ``model``, or
+            targets are on another device, refused by ``loss_fn`` or would broadcast
+            against the output.
 
     Examples:
         >>> import torch
@@ -211,7 +374,7 @@ def accumulate_step(
         tensor([[1.]], requires_grad=True)
     """
     me = accumulate_step
-    _common(me, model, loss_fn, optimizer, max_grad_norm)
+    norm = _common(me, model, loss_fn, optimizer, max_grad_norm)
     if not isinstance(micro_batches, Sequence) or isinstance(micro_batches, str | bytes):
         expected = "a sequence (e.g. a list) of (inputs, targets) pairs"
         raise argument_error(me, "micro_batches", micro_batches, expected, error=TypeError)
@@ -228,15 +391,19 @@ def accumulate_step(
                 me, f"the inputs of micro_batches[{i}]", inputs, expected, error=TypeError
             )
         counts.append(inputs.shape[0])
+    for _, targets in pairs:
+        _check_targets(me, model, loss_fn, targets)
     total = sum(counts)
 
-    optimizer.zero_grad(set_to_none=True)
     weighted_sum: torch.Tensor | None = None
-    for (inputs, targets), count in zip(pairs, counts, strict=True):
-        loss = _loss(me, model, loss_fn, inputs, targets) * (count / total)
-        loss.backward()  # type: ignore[no-untyped-call]  # unannotated in torch
-        part = loss.detach()
-        weighted_sum = part if weighted_sum is None else weighted_sum + part
-    _clip_and_step(model, optimizer, max_grad_norm)
+    with _restored_on_failure(model):
+        optimizer.zero_grad(set_to_none=True)
+        for i, ((inputs, targets), count) in enumerate(zip(pairs, counts, strict=True)):
+            label = f"micro_batches[{i}]"
+            loss = _loss(me, label, model, loss_fn, inputs, targets) * (count / total)
+            _backward(me, loss)
+            part = loss.detach()
+            weighted_sum = part if weighted_sum is None else weighted_sum + part
+        _clip_and_step(model, optimizer, norm)
     assert weighted_sum is not None  # at least one micro-batch, checked above
     return weighted_sum.item()

@@ -13,7 +13,10 @@ from the code (a class gives ``SmallCNN()``, a method ``BatchIndexSampler.set_ep
 Rules the checks enforce everywhere: a flag is a real :class:`bool` (``"False"`` and
 ``0`` are refused, not read as truthy or falsy); a number is a real ``int`` or
 ``float`` (not a ``bool``) and is never NaN; integer seeds are checked when they are
-given, not when they are first used.
+given, not when they are first used. NumPy scalars count as what they are
+(``numpy.bool_`` as a bool, ``numpy.int64`` as an int, ``numpy.float32`` as a float) and
+are returned as the Python value, so ``shuffle=np.mean(x) > 0`` works. An integer must
+fit in ``int64`` (what torch stores it in), a number in a ``float``.
 """
 
 from __future__ import annotations
@@ -21,12 +24,16 @@ from __future__ import annotations
 import inspect
 import math
 import reprlib
+import warnings
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypeVar
 
+import numpy as np
 import torch
 
 __all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
     "MAX_SEED",
     "argument_error",
     "check_bool",
@@ -37,6 +44,7 @@ __all__ = [
     "check_optimizer_options",
     "check_seed",
     "check_type",
+    "public_name",
 ]
 
 T = TypeVar("T")
@@ -45,6 +53,10 @@ T = TypeVar("T")
 #: ``2**64 - 1``, and a sampler adds the epoch to its seed, so seeds and epochs are each
 #: kept below ``2**63``.
 MAX_SEED = 2**63 - 1
+
+#: The range of an ``int`` any check accepts: what torch's ``int64`` holds.
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
 
 #: Options whose default is ``None`` ("let torch choose") but which are flags when given.
 _OPTIONAL_FLAGS = frozenset({"foreach", "fused"})
@@ -64,13 +76,23 @@ def _describe(value: object) -> str:
     kind = type(value).__name__
     if isinstance(value, torch.Tensor):
         return f"Tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
+    if isinstance(value, np.generic):  # "numpy.bool True", not "bool True"
+        return f"{public_name(type(value))} {_SHORT.repr(value.item())}"
     if value is None or isinstance(value, bool | int | float | str | bytes):
         return f"{kind} {_SHORT.repr(value)}"
     return kind
 
 
-def _public_name(cls: type) -> str:
-    """``torch.nn.Module`` rather than ``torch.nn.modules.module.Module``; ``str`` for builtins."""
+def public_name(cls: type) -> str:
+    """How messages name a class: its public path, ``torch.nn.Linear`` rather than
+    ``torch.nn.modules.linear.Linear``; ``str`` for builtins; ``numpy.float64``.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.validation import public_name
+        >>> public_name(torch.optim.AdamW), public_name(dict)
+        ('torch.optim.AdamW', 'dict')
+    """
     for prefix in ("torch.nn", "torch.optim", "torch.utils.data", "torch"):
         namespace = torch
         for part in prefix.split(".")[1:]:
@@ -153,12 +175,14 @@ def check_type(
         return value
     if expected is None:
         classes = types if isinstance(types, tuple) else (types,)
-        expected = "a " + " or ".join(_public_name(c) for c in classes)
+        expected = "a " + " or ".join(public_name(c) for c in classes)
     raise _fail(TypeError, caller, name, expected, value)
 
 
 def check_bool(caller: Callable[..., Any], name: str, value: object) -> bool:
     """Return ``value`` if it is a :class:`bool`; anything else, even ``0`` or ``"no"``, raises.
+
+    A ``numpy.bool_`` (what a NumPy comparison gives) is returned as the Python bool.
 
     Examples:
         >>> from ptnotes.validation import check_bool
@@ -172,6 +196,8 @@ def check_bool(caller: Callable[..., Any], name: str, value: object) -> bool:
     """
     if isinstance(value, bool):
         return value
+    if isinstance(value, np.bool_):
+        return bool(value)
     raise _fail(TypeError, caller, name, "a bool (True or False)", value)
 
 
@@ -184,6 +210,9 @@ def check_int(
     maximum: int | None = None,
 ) -> int:
     """Return ``value`` if it is an ``int`` (not a ``bool``) within ``[minimum, maximum]``.
+
+    A NumPy integer is returned as the Python ``int``. Whatever the bounds, the value must
+    fit in ``int64`` (``[INT64_MIN, INT64_MAX]``), where torch keeps integers.
 
     Examples:
         >>> from ptnotes.validation import check_int
@@ -199,8 +228,16 @@ def check_int(
           ...
         TypeError: sampler() expects batch_size to be an int, got float 4.0
     """
+    if isinstance(value, np.integer):
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise _fail(TypeError, caller, name, "an int", value)
+    if not INT64_MIN <= value <= INT64_MAX and (
+        (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
+    ):
+        low = INT64_MIN if minimum is None else max(minimum, INT64_MIN)
+        high = INT64_MAX if maximum is None else min(maximum, INT64_MAX)
+        raise _fail(ValueError, caller, name, f"an int in [{low}, {high}] (int64)", value)
     if minimum is not None and maximum is not None and not minimum <= value <= maximum:
         raise _fail(ValueError, caller, name, f"an int in [{minimum}, {maximum}]", value)
     if minimum is not None and value < minimum:
@@ -222,7 +259,9 @@ def check_number(
     """Return ``value`` as a ``float`` if it is a real number that makes sense here.
 
     NaN is always refused (every comparison with it is false, so it slips through
-    range checks). Infinity is refused unless ``finite=False``.
+    range checks). Infinity is refused unless ``finite=False``. A NumPy integer or
+    floating scalar counts as a number (not a ``numpy.bool_``); an ``int`` too large for a
+    ``float`` is refused.
 
     Args:
         caller: the public function or class whose argument this is.
@@ -243,9 +282,16 @@ def check_number(
           ...
         ValueError: clamp_() expects min to be a number, not NaN, got float nan
     """
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
         raise _fail(TypeError, caller, name, "an int or float", value)
-    number = float(value)
+    if isinstance(value, np.complexfloating):
+        raise _fail(TypeError, caller, name, "an int or float", value)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise _fail(
+            ValueError, caller, name, "a number within the range of a float", value
+        ) from None
     if math.isnan(number):
         raise _fail(ValueError, caller, name, "a number, not NaN", value)
     if finite and math.isinf(number):
@@ -389,8 +435,55 @@ def check_optimizer_options(
                 f"got unknown key {key!r}"
             )
         _option(caller, f"{name}[{key!r}]", key, option, defaults[key])
+        _accepted_by_constructor(caller, f"{name}[{key!r}]", key, option, candidates, label)
         result[key] = option
     return result
+
+
+def _constructor_refusal(optimizer: type[torch.optim.Optimizer], key: str, option: object) -> str:
+    """The optimizer's own constructor's objection to ``{key: option}``; ``""`` if none.
+
+    Only range checks count: torch.optim's say ``"Invalid ..."``. A rule across options
+    (SGD's ``nesterov`` needs a momentum, which the group may take from the constructor's
+    arguments) or a missing required argument is not this check's business.
+    """
+    parameter = torch.zeros(1, requires_grad=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            options: dict[str, Any] = {key: option}
+            optimizer([parameter], **options)
+    except ValueError as error:
+        message = str(error)
+        if optimizer.__module__.startswith("torch.optim") and not message.startswith("Invalid"):
+            return ""
+        return message or type(error).__name__
+    except Exception:
+        return ""
+    return ""
+
+
+def _accepted_by_constructor(
+    caller: Callable[..., Any],
+    label: str,
+    key: str,
+    option: object,
+    candidates: list[type[torch.optim.Optimizer]],
+    optimizer_label: str,
+) -> None:
+    """Refuse ``option`` if every optimizer that has ``key`` refuses it in its constructor."""
+    refusals = []
+    for candidate in candidates:
+        if key not in _optimizer_defaults(candidate):
+            continue
+        refusal = _constructor_refusal(candidate, key, option)
+        if not refusal:
+            return
+        refusals.append(refusal)
+    if refusals:
+        expected = f"a value {optimizer_label} accepts ({refusals[0]})"
+        got = f"{type(option).__name__} {_SHORT.repr(option)}"
+        raise argument_error(caller, label, option, expected, got=got)
 
 
 def _option(
