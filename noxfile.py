@@ -104,11 +104,16 @@ def ensure_system_commands(session: nox.Session, packages: dict[str, str]) -> No
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff (lint + format check) on everything, mypy --strict on src/ptnotes and tools/."""
+    """ruff (lint + format check) on everything, mypy --strict on src/ptnotes and tools/,
+    and the CI workflows: actionlint and the GitHub-workflow JSON schema (both offline).
+    """
     install(session, "lint")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
+    workflows = sorted(str(path) for path in (ROOT / ".github" / "workflows").glob("*.yml"))
+    session.run("actionlint", *workflows)
+    session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)
 
 
 @nox.session
@@ -178,10 +183,15 @@ def matrix(session: nox.Session) -> None:
     Keeps one environment per release under .nox/matrix/ (the registry's builds, ~3 GB
     each), runs only the pages whose examples have no result for a release yet, runs the unit
     tests on the lowest and newest release, and writes docs/_data/matrix.json. Arguments go
-    to ``python -m ptnotes_dev.matrix run`` (e.g. ``-- --release 2.4.1``).
+    to ``python -m ptnotes_dev.matrix run`` (e.g. ``-- --release 2.4.1``; CI's shards:
+    ``-- --release 2.4.1 --output shard.json``), or to another of its commands when they
+    start with its name (``-- plan --json``, ``-- merge shard-*.json``).
     """
     install(session, "test")
-    session.run("python", "-m", "ptnotes_dev.matrix", "run", *session.posargs)
+    args = list(session.posargs)
+    if not args or args[0].startswith("-"):
+        args.insert(0, "run")
+    session.run("python", "-m", "ptnotes_dev.matrix", *args)
 
 
 def sphinx_build(session: nox.Session, language: str, *extra: str) -> None:

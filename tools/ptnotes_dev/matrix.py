@@ -917,6 +917,10 @@ def command_bench(args: argparse.Namespace) -> int:
             )
         finally:
             shutil.rmtree(envs, ignore_errors=True)
+        if args.shards:
+            out = Path(args.shards) / f"shard-{release}.json"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(shard, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
         outcomes = [r["outcome"] for r in shard["results"].values()]
         measured.append(
             {
@@ -985,7 +989,8 @@ def command_releases(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (its own function: the workflow tests parse CI's commands with it)."""
     parser = argparse.ArgumentParser(
         prog="python -m ptnotes_dev.matrix",
         description=__doc__,
@@ -1035,6 +1040,7 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--envs", help="where the throwaway environments go (default: /tmp)")
     bench.add_argument("--out", help=f"the report (default: {BENCH_FILE})")
     bench.add_argument("--pip-cache", action="store_true", help="let pip use its cache")
+    bench.add_argument("--shards", help="keep each release's shard in this folder")
     bench.set_defaults(func=command_bench)
     forget = commands.add_parser("forget", help="drop the results of files (all releases)")
     forget.add_argument("doc", nargs="+", help="files as the data names them (docs/x.md)")
@@ -1042,7 +1048,11 @@ def main(argv: list[str] | None = None) -> int:
     forget.set_defaults(func=command_forget)
     releases = commands.add_parser("releases", help="the releases the matrix covers")
     releases.set_defaults(func=command_releases)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     status: int = args.func(args)
     return status
 
