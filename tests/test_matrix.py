@@ -512,3 +512,16 @@ def test_the_shard_report_compares_serial_time_with_the_slowest_shard() -> None:
     assert report["slowest_shard"] == {"release": "2.15.0", "shard_s": 120.0}
     assert report["slowest_shard_with_unit_tests_s"] == 240.0
     assert report["speedup"] == round(480 / 240, 2)
+
+
+@pytest.mark.parametrize(
+    ("system", "machine", "expected"),
+    [("Linux", "x86_64", "linux-x86_64"), ("Darwin", "arm64", "macos-arm64"),
+     ("Windows", "AMD64", "windows-x86_64"), ("Linux", "aarch64", "linux-arm64")],
+)  # fmt: skip
+def test_the_platform_of_a_run_is_named_the_same_everywhere(
+    monkeypatch: pytest.MonkeyPatch, system: str, machine: str, expected: str
+) -> None:
+    monkeypatch.setattr(matrix.platform, "system", lambda: system)
+    monkeypatch.setattr(matrix.platform, "machine", lambda: machine)
+    assert matrix.current_platform() == expected
