@@ -9,6 +9,7 @@ the correct result. Row ids read ``<module>:<what is called>:<input>``, so
 
 from __future__ import annotations
 
+import datetime
 import math
 import pickle
 import tempfile
@@ -2551,6 +2552,1005 @@ VALIDATION_RESULTS = [
     ),
 ]
 
+# -- the kinds of issue 21: NumPy scalars, huge integers, all-or-nothing --------------------
+#
+# Generated rows: every int, bool and number argument of the public functions, tried with
+# the values a careless caller passes: a NumPy scalar of the right kind (accepted, the
+# correct result), a numpy.bool_ where an int or number is expected (refused, named), an
+# int beyond int64 (refused with a ValueError, not torch's OverflowError), a float too
+# large (refused, not a bare OverflowError).
+
+HUGE = 2**64
+HUGER = 2**1100  # beyond float's range
+
+INT_ARGUMENTS: list[tuple[str, Callable[[Any], object], str, str, Callable[[Any], object]]] = [
+    (
+        "layers:Linear:in_features",
+        lambda v: Linear(v, 2),
+        "Linear",
+        "in_features",
+        lambda m: m.in_features == 3 and type(m.in_features) is int,
+    ),
+    (
+        "layers:Linear:out_features",
+        lambda v: Linear(2, v),
+        "Linear",
+        "out_features",
+        lambda m: m.weight.shape == (3, 2),
+    ),
+    (
+        "layers:ConvBNReLU:in_channels",
+        lambda v: ConvBNReLU(v, 2),
+        "ConvBNReLU",
+        "in_channels",
+        lambda m: m[0].in_channels == 3,
+    ),
+    (
+        "layers:ConvBNReLU:out_channels",
+        lambda v: ConvBNReLU(1, v),
+        "ConvBNReLU",
+        "out_channels",
+        lambda m: m[1].num_features == 3,
+    ),
+    (
+        "layers:ConvBNReLU:kernel_size",
+        lambda v: ConvBNReLU(1, 2, kernel_size=v),
+        "ConvBNReLU",
+        "kernel_size",
+        lambda m: m[0].padding == (1, 1),
+    ),
+    (
+        "layers:ConvBNReLU:stride",
+        lambda v: ConvBNReLU(1, 2, stride=v),
+        "ConvBNReLU",
+        "stride",
+        lambda m: m[0].stride == (3, 3),
+    ),
+    (
+        "layers:ConvBNReLU:padding",
+        lambda v: ConvBNReLU(1, 2, padding=v),
+        "ConvBNReLU",
+        "padding",
+        lambda m: m[0].padding == (3, 3),
+    ),
+    (
+        "models:SmallCNN:num_classes",
+        lambda v: SmallCNN(num_classes=v),
+        "SmallCNN",
+        "num_classes",
+        lambda m: m.fc.out_features == 3,
+    ),
+    (
+        "models:SmallCNN:in_channels",
+        lambda v: SmallCNN(in_channels=v),
+        "SmallCNN",
+        "in_channels",
+        lambda m: m.features[0].in_channels == 3,
+    ),
+    (
+        "data:BatchIndexSampler:data_source",
+        lambda v: BatchIndexSampler(v, 2),
+        "BatchIndexSampler",
+        "data_source",
+        lambda s: batches(s) == [[0, 1], [2]],
+    ),
+    (
+        "data:BatchIndexSampler:batch_size",
+        lambda v: BatchIndexSampler(4, v),
+        "BatchIndexSampler",
+        "batch_size",
+        lambda s: batches(s) == [[0, 1, 2], [3]],
+    ),
+    (
+        "data:BatchIndexSampler:num_replicas",
+        lambda v: BatchIndexSampler(6, 2, num_replicas=v),
+        "BatchIndexSampler",
+        "num_replicas",
+        lambda s: batches(s) == [[0, 3]],
+    ),
+    (
+        "data:BatchIndexSampler:seed",
+        lambda v: BatchIndexSampler(4, 4, shuffle=True, seed=v),
+        "BatchIndexSampler",
+        "seed",
+        lambda s: sorted(batches(s)[0]) == [0, 1, 2, 3],
+    ),
+    (
+        "data:BatchIndexSampler.set_epoch:epoch",
+        lambda v: BatchIndexSampler(4, 2).set_epoch(v),
+        "BatchIndexSampler.set_epoch",
+        "epoch",
+        lambda r: r is None,
+    ),
+    (
+        "data:batched_loader:batch_size",
+        lambda v: batched_loader(dataset(4), v),
+        "batched_loader",
+        "batch_size",
+        lambda loader: batches(loader) == [[0, 1, 2], [3]],
+    ),
+    (
+        "data:batched_loader:num_replicas",
+        lambda v: batched_loader(dataset(6), 2, num_replicas=v),
+        "batched_loader",
+        "num_replicas",
+        lambda loader: batches(loader) == [[0, 3]],
+    ),
+    (
+        "data:batched_loader:seed",
+        lambda v: batched_loader(dataset(4), 4, shuffle=True, seed=v),
+        "batched_loader",
+        "seed",
+        lambda loader: sorted(batches(loader)[0]) == [0, 1, 2, 3],
+    ),
+    (
+        "data:ShardedIterableDataset:num_replicas",
+        lambda v: ShardedIterableDataset(list(range(6)), num_replicas=v),
+        "ShardedIterableDataset",
+        "num_replicas",
+        lambda d: list(d) == [0, 3],
+    ),
+    (
+        "distributed:make_dataset:size",
+        lambda v: make_dataset(v),
+        "make_dataset",
+        "size",
+        lambda d: len(d) == 3,
+    ),
+    (
+        "distributed:make_model:features",
+        lambda v: make_model(v),
+        "make_model",
+        "features",
+        lambda m: m.in_features == 3,
+    ),
+]
+BOOL_ARGUMENTS: list[tuple[str, Callable[[Any], object], str, str, Callable[[Any], object]]] = [
+    (
+        "layers:Linear:bias",
+        lambda v: Linear(2, 2, bias=v),
+        "Linear",
+        "bias",
+        lambda m: m.bias is not None,
+    ),
+    (
+        "convert:to_numpy:copy",
+        lambda v: (TENSOR, to_numpy(TENSOR, copy=v)),
+        "to_numpy",
+        "copy",
+        lambda r: not np.shares_memory(r[1], r[0].numpy()),
+    ),
+    (
+        "functions:sort:descending",
+        lambda v: sort(torch.tensor([1.0, 2.0]), descending=v),
+        "sort",
+        "descending",
+        lambda r: r[0].tolist() == [2.0, 1.0],
+    ),
+    (
+        "sequential:same_structure:ignore_names",
+        lambda v: same_structure(
+            sequential_from(PAIRS, "positional"),
+            sequential_from(PAIRS, "add_module"),
+            ignore_names=v,
+        ),
+        "same_structure",
+        "ignore_names",
+        lambda r: r is True,
+    ),
+    (
+        "data:BatchIndexSampler:drop_last",
+        lambda v: BatchIndexSampler(3, 2, drop_last=v),
+        "BatchIndexSampler",
+        "drop_last",
+        lambda s: batches(s) == [[0, 1]],
+    ),
+    (
+        "data:BatchIndexSampler:shuffle",
+        lambda v: BatchIndexSampler(3, 3, shuffle=v),
+        "BatchIndexSampler",
+        "shuffle",
+        lambda s: sorted(batches(s)[0]) == [0, 1, 2],
+    ),
+    (
+        "data:batched_loader:drop_last",
+        lambda v: batched_loader(dataset(3), 2, drop_last=v),
+        "batched_loader",
+        "drop_last",
+        lambda loader: batches(loader) == [[0, 1]],
+    ),
+    (
+        "data:batched_loader:pin_memory",
+        lambda v: batched_loader(dataset(3), 2, pin_memory=v),
+        "batched_loader",
+        "pin_memory",
+        lambda loader: loader.pin_memory is True,
+    ),
+    (
+        "hooks:GradNormRecorder:modules",
+        lambda v: GradNormRecorder(nn.Linear(1, 1), modules=v),
+        "GradNormRecorder",
+        "modules",
+        lambda r: isinstance(r, GradNormRecorder),
+    ),
+    (
+        "graph:graph_text:details",
+        lambda v: graph_text(graph()[1], details=v),
+        "graph_text",
+        "details",
+        lambda t: "ExpBackward0" in t,
+    ),
+    (
+        "graph:graph_dot:details",
+        lambda v: graph_dot(graph()[1], details=v),
+        "graph_dot",
+        "details",
+        lambda t: t.startswith("digraph"),
+    ),
+]
+NUMBER_ARGUMENTS: list[tuple[str, Callable[[Any], object], str, str, Callable[[Any], object]]] = [
+    (
+        "functions:clamp_:max",
+        lambda v: clamp_(V.clone(), -1.0, v),
+        "clamp_",
+        "max",
+        lambda y: y.tolist() == [-1.0, 0.5, 0.5],
+    ),
+    (
+        "hooks:GradNormRecorder:norm_type",
+        lambda v: _recorded(v),
+        "GradNormRecorder",
+        "norm_type",
+        lambda r: math.isclose(r["weight"], (3**0.5 + 4**0.5) ** 2, rel_tol=1e-5),
+    ),
+    (
+        "data:batched_loader:timeout",
+        lambda v: batched_loader(dataset(), 2, timeout=v),
+        "batched_loader",
+        "timeout",
+        lambda loader: loader.timeout == 0,
+    ),
+    (
+        "training:train_step:max_grad_norm",
+        lambda v: _step_and_weight(max_grad_norm=v),
+        "train_step",
+        "max_grad_norm",
+        lambda r: math.isclose(r[1], 0.05, rel_tol=1e-5),
+    ),
+]
+
+
+def _generated() -> tuple[list[Any], list[Any]]:
+    refusals: list[Any] = []
+    results: list[Any] = []
+    for row, build, caller, argument, check in INT_ARGUMENTS:
+        refusals.append(
+            refused(f"{row}=2**64", lambda b=build: b(HUGE), ValueError, caller, argument)
+        )
+        refusals.append(
+            refused(
+                f"{row}=numpy.bool_",
+                lambda b=build: b(np.bool_(True)),
+                TypeError,
+                caller,
+                argument,
+                "numpy.bool",
+            )
+        )
+        results.append(result(f"{row}=numpy.int64", lambda b=build: b(np.int64(3)), check))
+    for row, build, caller, argument, check in BOOL_ARGUMENTS:
+        refusals.append(
+            refused(
+                f"{row}=numpy.float64",
+                lambda b=build: b(np.float64(1.0)),
+                TypeError,
+                caller,
+                argument,
+            )
+        )
+        results.append(result(f"{row}=numpy.bool_", lambda b=build: b(np.bool_(True)), check))
+    for row, build, caller, argument, check in NUMBER_ARGUMENTS:
+        refusals.append(
+            refused(f"{row}=2**1100", lambda b=build: b(HUGER), ValueError, caller, argument)
+        )
+        refusals.append(
+            refused(
+                f"{row}=numpy.bool_",
+                lambda b=build: b(np.bool_(True)),
+                TypeError,
+                caller,
+                argument,
+                "numpy.bool",
+            )
+        )
+        value = np.float32(0.5) if row != "hooks:GradNormRecorder:norm_type" else np.float32(0.5)
+        results.append(result(f"{row}=numpy.float32", lambda b=build, v=value: b(v), check))
+    return refusals, results
+
+
+GENERATED_REFUSED, GENERATED_RESULTS = _generated()
+
+
+# -- rows of the kinds found by the probes -----------------------------------------------
+
+
+def saved_file(**extra: Any) -> str:
+    """A checkpoint of a trained ``nn.Linear(2, 1)``, AdamW and StepLR."""
+    model = nn.Linear(2, 1)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1)
+    model(torch.ones(1, 2)).sum().backward()
+    optimizer.step()
+    scheduler.step()
+    path = str(Path(tempfile.mkdtemp()) / "ckpt.pt")
+    save_checkpoint(path, model, optimizer, scheduler, **extra)
+    return path
+
+
+def file_with(content: bytes) -> str:
+    path = str(Path(tempfile.mkdtemp()) / "ckpt.pt")
+    Path(path).write_bytes(content)
+    return path
+
+
+def truncated_file() -> str:
+    path = saved_file()
+    Path(path).write_bytes(Path(path).read_bytes()[:100])
+    return path
+
+
+def load_into(
+    model: nn.Module,
+    optimizer: Callable[[nn.Module], torch.optim.Optimizer] | None = None,
+    scheduler: Callable[[torch.optim.Optimizer], Any] | None = None,
+    path: str | None = None,
+) -> dict[str, Any]:
+    built = None if optimizer is None else optimizer(model)
+    schedule = None if scheduler is None or built is None else scheduler(built)
+    return load_checkpoint(path or saved_file(), model, built, schedule)
+
+
+def adamw(model: nn.Module) -> torch.optim.Optimizer:
+    return torch.optim.AdamW(model.parameters(), lr=0.1)
+
+
+class WithPropertyHead(nn.Module):
+    """A model whose ``head`` is a property returning its registered child ``fc``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    @property
+    def head(self) -> nn.Module:
+        return self.fc
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(x)
+
+
+class Counts(nn.Module):
+    """A layer with an integer parameter (which can never require grad)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(1))
+        self.counts = nn.Parameter(torch.zeros(2, dtype=torch.long), requires_grad=False)
+
+
+class AsBuffer(nn.Module):
+    def __init__(self, persistent: bool = True) -> None:
+        super().__init__()
+        self.register_buffer("weight", torch.zeros(2, 2), persistent=persistent)
+
+
+class AsParameter(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(2, 2))
+
+
+def twice_called() -> dict[str, list[float]]:
+    """A layer applied twice in one forward: one key per call, one entry per pass each."""
+    shared = nn.Linear(1, 1, bias=False)
+    with torch.no_grad():
+        shared.weight.fill_(2.0)
+
+    class Twice(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.shared = shared
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.shared(self.shared(x))
+
+    model = Twice()
+    with GradNormRecorder(model, modules=True) as recorder:
+        model(torch.ones(1, 1)).sum().backward()
+    return recorder.output_norms
+
+
+def float16_norms() -> dict[str, float]:
+    """Gradients of 60000 fit in float16 (max 65504); their norm, 84852.8, does not."""
+    model = nn.Linear(2, 1, bias=False).half()
+    with torch.no_grad():
+        model.weight.zero_()
+    with GradNormRecorder(model) as recorder:
+        model(torch.full((1, 2), 60000.0, dtype=torch.float16)).sum().backward()
+    return recorder.last()
+
+
+def frozen_after_init() -> dict[str, float]:
+    model = nn.Linear(1, 1)
+    recorder = GradNormRecorder(model)
+    model.bias.requires_grad_(False)
+    with recorder:
+        model(torch.ones(1, 1)).sum().backward()
+    return recorder.last()
+
+
+def bn_model() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+
+
+def classifier_step(targets: torch.Tensor, loss_fn: Any = None) -> float:
+    model = bn_model()
+    return train_step_of(
+        model, (torch.randn(4, 2), targets), loss_fn=loss_fn or nn.CrossEntropyLoss()
+    )
+
+
+def detached(output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    return nn.functional.mse_loss(output.detach(), target)
+
+
+ISSUE_21_REFUSED = [
+    # validation
+    refused(
+        "validation:check_bool:numpy.float64",
+        lambda: check_bool(_f, "flag", np.float64(1.0)),
+        TypeError,
+        "_f",
+        "flag",
+        "got numpy.float64 1.0",
+    ),
+    refused(
+        "validation:check_int:numpy.bool_",
+        lambda: check_int(_f, "n", np.bool_(True)),
+        TypeError,
+        "_f",
+        "n",
+        "got numpy.bool True",
+    ),
+    refused(
+        "validation:check_int:2**64-no-bounds",
+        lambda: check_int(_f, "n", 2**64),
+        ValueError,
+        "_f",
+        "n",
+        "int64",
+    ),
+    refused(
+        "validation:check_number:2**1100",
+        lambda: check_number(_f, "x", 2**1100),
+        ValueError,
+        "_f",
+        "x",
+        "range of a float",
+    ),
+    refused(
+        "validation:check_optimizer_options:Adam-betas>1",
+        lambda: check_optimizer_options(_f, "options", {"betas": (0.9, 1.5)}, torch.optim.Adam),
+        ValueError,
+        "_f",
+        "options['betas']",
+        "Invalid beta parameter",
+    ),
+    # finetune
+    refused(
+        "finetune:param_groups:Adam-betas>1",
+        lambda: param_groups(cnn(), {"fc.*": {"betas": (0.9, 1.5)}}, optimizer=torch.optim.Adam),
+        ValueError,
+        "param_groups",
+        "groups['fc.*']['betas']",
+        "torch.optim.Adam accepts",
+    ),
+    refused(
+        "finetune:param_groups:betas>1-any-optimizer",
+        lambda: param_groups(cnn(), {"fc.*": {"betas": (1.0, 0.999)}}),
+        ValueError,
+        "param_groups",
+        "groups['fc.*']['betas']",
+        "Invalid beta",
+    ),
+    refused(
+        "finetune:param_groups:SGD-momentum=-1",
+        lambda: param_groups(cnn(), {"fc.*": {"momentum": -1.0}}, optimizer=torch.optim.SGD),
+        ValueError,
+        "param_groups",
+        "groups['fc.*']['momentum']",
+    ),
+    refused(
+        "finetune:replace_head:property",
+        lambda: replace_head(WithPropertyHead(), "head", nn.Linear(2, 2)),
+        ValueError,
+        "replace_head",
+        "attr",
+        "property",
+    ),
+    refused(
+        "finetune:replace_head:model-as-its-own-head",
+        lambda: (lambda m: replace_head(m, "fc", m))(cnn()),
+        ValueError,
+        "replace_head",
+        "new_head",
+        "contains",
+    ),
+    refused(
+        "finetune:replace_head:parent-as-head",
+        lambda: (lambda m: replace_head(m, "features.0", m.features))(cnn()),
+        ValueError,
+        "replace_head",
+        "new_head",
+    ),
+    refused(
+        "finetune:unfreeze:integer-parameter",
+        lambda: unfreeze(Counts()),
+        ValueError,
+        "unfreeze",
+        "pattern",
+        "torch.int64",
+    ),
+    # data
+    refused(
+        "data:BatchIndexSampler:data_source='abc'",
+        lambda: BatchIndexSampler("abc", 2),
+        TypeError,
+        "BatchIndexSampler",
+        "data_source",
+    ),
+    refused(
+        "data:BatchIndexSampler:data_source=b'ab'",
+        lambda: BatchIndexSampler(b"ab", 2),
+        TypeError,
+        "BatchIndexSampler",
+        "data_source",
+    ),
+    refused(
+        "data:batched_loader:Subset",
+        lambda: batched_loader(torch.utils.data.Subset(dataset(4), [0, 2]), 2),
+        TypeError,
+        "batched_loader",
+        "dataset",
+        "Subset",
+    ),
+    refused(
+        "data:batched_loader:ConcatDataset",
+        lambda: batched_loader(torch.utils.data.ConcatDataset([dataset(2), dataset(2)]), 2),
+        TypeError,
+        "batched_loader",
+        "dataset",
+    ),
+    # training
+    refused(
+        "training:train_step:frozen-model",
+        lambda: (lambda m: train_step_of(m, (X, Y), optimizer=sgd(m)))(
+            line().requires_grad_(False)
+        ),
+        ValueError,
+        "train_step",
+        "model",
+        "frozen",
+    ),
+    refused(
+        "training:train_step:model-without-parameters",
+        lambda: train_step_of(nn.Identity(), (X, Y), optimizer=sgd(line())),
+        ValueError,
+        "train_step",
+        "model",
+        "no parameter",
+    ),
+    refused(
+        "training:train_step:detached-loss",
+        lambda: step(loss_fn=detached),
+        ValueError,
+        "train_step",
+        "loss_fn",
+        "does not require grad",
+    ),
+    refused(
+        "training:train_step:int32-class-targets",
+        lambda: classifier_step(torch.tensor([0, 1, 2, 0], dtype=torch.int32)),
+        TypeError,
+        "train_step",
+        "targets",
+        "int64",
+    ),
+    refused(
+        "training:train_step:float-class-targets-of-wrong-shape",
+        lambda: classifier_step(torch.tensor([0.0, 1.0, 2.0, 0.0])),
+        ValueError,
+        "train_step",
+        "targets",
+        "class probabilities of the output's shape (4, 3)",
+    ),
+    refused(
+        "training:train_step:class-index-out-of-range",
+        lambda: classifier_step(torch.tensor([0, 1, 7, 0])),
+        ValueError,
+        "train_step",
+        "batch",
+        "IndexError from loss_fn",
+    ),
+    refused(
+        "training:train_step:int-targets-for-MSELoss",
+        lambda: step((X, Y.long())),
+        TypeError,
+        "train_step",
+        "targets",
+        "floating point",
+    ),
+    refused(
+        "training:train_step:int-targets-for-F.mse_loss",
+        lambda: step((X, Y.long()), loss_fn=nn.functional.mse_loss),
+        TypeError,
+        "train_step",
+        "targets",
+    ),
+    refused(
+        "training:train_step:targets-on-another-device",
+        lambda: step((X, Y.to("meta"))),
+        ValueError,
+        "train_step",
+        "targets",
+        "meta",
+    ),
+    refused(
+        "training:accumulate_step:int-targets-in-second-micro-batch",
+        lambda: accumulate([(X, Y), (X, Y.long())]),
+        TypeError,
+        "accumulate_step",
+        "targets",
+    ),
+    refused(
+        "training:accumulate_step:detached-loss",
+        lambda: accumulate([(X, Y)], loss_fn=detached),
+        ValueError,
+        "accumulate_step",
+        "loss_fn",
+    ),
+    # checkpoint: save
+    refused(
+        "checkpoint:save_checkpoint:extra=np.mean",
+        lambda: saved_file(loss=np.mean([1.0, 2.0])),
+        TypeError,
+        "save_checkpoint",
+        "loss",
+        "numpy.float64",
+    ),
+    refused(
+        "checkpoint:save_checkpoint:extra=np.random.get_state",
+        lambda: saved_file(rng=np.random.get_state()),
+        TypeError,
+        "save_checkpoint",
+        "rng",
+        "numpy.ndarray at rng[1]",
+    ),
+    refused(
+        "checkpoint:save_checkpoint:extra=datetime",
+        lambda: saved_file(when=datetime.datetime(2026, 1, 1)),
+        TypeError,
+        "save_checkpoint",
+        "when",
+        "datetime.datetime",
+    ),
+    refused(
+        "checkpoint:save_checkpoint:extra=ndarray",
+        lambda: saved_file(weights=np.zeros(2)),
+        TypeError,
+        "save_checkpoint",
+        "weights",
+        "numpy.ndarray",
+    ),
+    refused(
+        "checkpoint:save_checkpoint:extra=lambda",
+        lambda: saved_file(fn=lambda: 0),
+        TypeError,
+        "save_checkpoint",
+        "fn",
+        "cannot be pickled",
+    ),
+    refused(
+        "checkpoint:save_checkpoint:optimizer-of-another-model",
+        lambda: save_checkpoint(
+            str(Path(tempfile.mkdtemp()) / "c.pt"), nn.Linear(1, 1), sgd(nn.Linear(1, 1))
+        ),
+        ValueError,
+        "save_checkpoint",
+        "optimizer",
+        "not a parameter of model",
+    ),
+    refused(
+        "checkpoint:save_checkpoint:scheduler-of-another-optimizer",
+        lambda: save_checkpoint(
+            str(Path(tempfile.mkdtemp()) / "c.pt"),
+            LINEAR,
+            sgd(LINEAR),
+            torch.optim.lr_scheduler.StepLR(sgd(LINEAR), 1),
+        ),
+        ValueError,
+        "save_checkpoint",
+        "scheduler",
+    ),
+    refused(
+        "checkpoint:save_checkpoint:path=folder",
+        lambda: save_checkpoint(tempfile.mkdtemp(), LINEAR, sgd(LINEAR)),
+        ValueError,
+        "save_checkpoint",
+        "path",
+        "a directory",
+    ),
+    refused(
+        "checkpoint:save_checkpoint:path-in-missing-folder",
+        lambda: save_checkpoint(str(Path(tempfile.mkdtemp()) / "a" / "c.pt"), LINEAR, sgd(LINEAR)),
+        FileNotFoundError,
+        "save_checkpoint",
+        "path",
+        "existing folder",
+    ),
+    # checkpoint: load
+    refused(
+        "checkpoint:load_checkpoint:shape-mismatch",
+        lambda: load_into(nn.Linear(3, 1)),
+        ValueError,
+        "load_checkpoint",
+        "model",
+        "weight is (1, 2) torch.float32 in the checkpoint, (1, 3) torch.float32 in model",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:dtype-mismatch",
+        lambda: load_into(nn.Linear(2, 1).double()),
+        ValueError,
+        "load_checkpoint",
+        "model",
+        "torch.float64 in model",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:missing-key",
+        lambda: load_into(nn.Linear(2, 1, bias=False)),
+        ValueError,
+        "load_checkpoint",
+        "model",
+        "not in model: bias",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:unexpected-key",
+        lambda: load_into(nn.Sequential(nn.Linear(2, 1))),
+        ValueError,
+        "load_checkpoint",
+        "model",
+        "missing from the checkpoint: 0.weight",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:SGD-state-into-Adam",
+        lambda: load_into(
+            nn.Linear(2, 1),
+            path=(
+                lambda m: (
+                    save_checkpoint(p := str(Path(tempfile.mkdtemp()) / "c.pt"), m, sgd(m)),
+                    p,
+                )[1]
+            )(nn.Linear(2, 1)),
+            optimizer=lambda m: torch.optim.Adam(m.parameters()),
+        ),
+        ValueError,
+        "load_checkpoint",
+        "optimizer",
+        "a torch.optim.SGD, as in the checkpoint",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:AdamW-state-into-Adam",
+        lambda: load_into(nn.Linear(2, 1), lambda m: torch.optim.Adam(m.parameters())),
+        ValueError,
+        "load_checkpoint",
+        "optimizer",
+        "got a torch.optim.Adam",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:StepLR-into-ExponentialLR",
+        lambda: load_into(
+            nn.Linear(2, 1), adamw, lambda o: torch.optim.lr_scheduler.ExponentialLR(o, 0.5)
+        ),
+        ValueError,
+        "load_checkpoint",
+        "scheduler",
+        "StepLR",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:optimizer-of-another-model",
+        lambda: load_into(nn.Linear(2, 1), lambda m: adamw(nn.Linear(2, 1))),
+        ValueError,
+        "load_checkpoint",
+        "optimizer",
+        "not a parameter of model",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:parameters-in-another-order",
+        lambda: load_into(nn.Linear(2, 1), lambda m: torch.optim.AdamW([m.bias, m.weight], lr=0.1)),
+        ValueError,
+        "load_checkpoint",
+        "optimizer",
+        "same order",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:group-layout",
+        lambda: load_into(
+            nn.Linear(2, 1),
+            lambda m: torch.optim.AdamW([{"params": [m.weight]}, {"params": [m.bias]}]),
+        ),
+        ValueError,
+        "load_checkpoint",
+        "optimizer",
+        "sizes [2]",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:empty-file",
+        lambda: load_checkpoint(file_with(b""), LINEAR),
+        ValueError,
+        "load_checkpoint",
+        "path",
+        "empty",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:truncated-file",
+        lambda: load_checkpoint(truncated_file(), LINEAR),
+        ValueError,
+        "load_checkpoint",
+        "path",
+        "damaged",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:plain-pickle",
+        lambda: load_checkpoint(file_with(pickle.dumps({1: 2})), LINEAR),
+        ValueError,
+        "load_checkpoint",
+        "path",
+        "damaged",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:pickled-object",
+        lambda: load_checkpoint(
+            file_with(pickle.dumps(datetime.date(2026, 1, 1), protocol=2)), LINEAR
+        ),
+        ValueError,
+        "load_checkpoint",
+        "path",
+        "weights_only=True refuses",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:missing-file",
+        lambda: load_checkpoint(str(Path(tempfile.mkdtemp()) / "none.pt"), LINEAR),
+        FileNotFoundError,
+        "load_checkpoint",
+        "path",
+        "does not exist",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:path=folder",
+        lambda: load_checkpoint(tempfile.mkdtemp(), LINEAR),
+        ValueError,
+        "load_checkpoint",
+        "path",
+    ),
+]
+ISSUE_21_RESULTS = [
+    result(
+        "validation:check_bool:numpy.bool_",
+        lambda: check_bool(_f, "flag", np.bool_(False)),
+        lambda b: b is False,
+    ),
+    result(
+        "validation:check_int:numpy.int64",
+        lambda: check_int(_f, "n", np.int64(7), minimum=1),
+        lambda n: n == 7 and type(n) is int,
+    ),
+    result(
+        "validation:check_number:numpy.float32",
+        lambda: check_number(_f, "x", np.float32(0.5)),
+        lambda x: x == 0.5 and type(x) is float,
+    ),
+    result(
+        "validation:check_int:INT64_MAX",
+        lambda: check_int(_f, "n", 2**63 - 1),
+        lambda n: n == 2**63 - 1,
+    ),
+    result(
+        "finetune:param_groups:SGD-nesterov-with-momentum-from-the-constructor",
+        lambda: torch.optim.SGD(
+            param_groups(cnn(), {"fc.*": {"nesterov": True}}, optimizer=torch.optim.SGD),
+            lr=0.1,
+            momentum=0.9,
+        ),
+        lambda o: o.param_groups[0]["nesterov"] is True,
+    ),
+    result(
+        "finetune:param_groups:Adam-betas-in-range",
+        lambda: param_groups(cnn(), {"fc.*": {"betas": (0.8, 0.9)}}, optimizer=torch.optim.Adam),
+        lambda g: g[0]["betas"] == (0.8, 0.9),
+    ),
+    result(
+        "finetune:freeze:integer-parameter-already-frozen",
+        lambda: freeze(Counts()),
+        lambda names: names == ["scale"],
+    ),
+    result(
+        "sequential:same_structure:parameter-vs-buffer",
+        lambda: same_structure(AsParameter(), AsBuffer()),
+        lambda r: r is False,
+    ),
+    result(
+        "sequential:same_structure:persistent-vs-not",
+        lambda: same_structure(AsBuffer(), AsBuffer(persistent=False)),
+        lambda r: r is False,
+    ),
+    result(
+        "sequential:same_structure:buffer-vs-buffer",
+        lambda: same_structure(AsBuffer(), AsBuffer()),
+        lambda r: r is True,
+    ),
+    result(
+        "hooks:GradNormRecorder:float16-norms-in-float32",
+        float16_norms,
+        lambda r: (
+            math.isfinite(r["weight"]) and math.isclose(r["weight"], 60000 * 2**0.5, rel_tol=1e-6)
+        ),
+    ),
+    result(
+        "hooks:GradNormRecorder:module-called-twice-labelled",
+        twice_called,
+        lambda r: (
+            list(r) == ["shared", "shared#2"] and r["shared"] == [2.0] and r["shared#2"] == [1.0]
+        ),
+    ),
+    result(
+        "hooks:GradNormRecorder:parameter-frozen-after-init",
+        frozen_after_init,
+        lambda r: list(r) == ["weight"],
+    ),
+    result(
+        "data:TensorBatchDataset.__getitem__:numpy.int64",
+        lambda: dataset()[np.int64(2)],
+        lambda r: r[1].item() == 2,
+    ),
+    result(
+        "data:batched_loader:Subset-with-tensor-indices",
+        lambda: batches(
+            batched_loader(torch.utils.data.Subset(dataset(4), torch.tensor([3, 1])), 2)
+        ),
+        lambda b: b == [[3, 1]],
+    ),
+    result(
+        "training:train_step:float-class-probabilities",
+        lambda: classifier_step(torch.full((4, 3), 1 / 3)),
+        lambda loss: math.isfinite(loss),
+    ),
+    result(
+        "checkpoint:save_checkpoint:extra-converted-from-numpy",
+        lambda: load_checkpoint(
+            saved_file(loss=float(np.mean([1.0, 2.0])), weights=torch.from_numpy(np.zeros(2))),
+            nn.Linear(2, 1),
+        ),
+        lambda extra: extra["loss"] == 1.5 and extra["weights"].tolist() == [0.0, 0.0],
+    ),
+    result(
+        "checkpoint:load_checkpoint:resume-everything",
+        lambda: load_into(nn.Linear(2, 1), adamw, lambda o: torch.optim.lr_scheduler.StepLR(o, 1)),
+        lambda extra: extra == {},
+    ),
+]
+
+
 REFUSED = [
     *CONVERT_REFUSED,
     *LAYERS_REFUSED,
@@ -2566,6 +3566,8 @@ REFUSED = [
     *HOOKS_REFUSED,
     *CHECKPOINT_REFUSED,
     *VALIDATION_REFUSED,
+    *GENERATED_REFUSED,
+    *ISSUE_21_REFUSED,
 ]
 RESULTS = [
     *CONVERT_RESULTS,
@@ -2582,6 +3584,8 @@ RESULTS = [
     *HOOKS_RESULTS,
     *CHECKPOINT_RESULTS,
     *VALIDATION_RESULTS,
+    *GENERATED_RESULTS,
+    *ISSUE_21_RESULTS,
 ]
 
 

@@ -16,7 +16,13 @@ import torch
 from torch import nn
 from torch.nn.parameter import is_lazy
 
-from ptnotes.validation import argument_error, check_type, public_name
+from ptnotes.validation import (
+    _builtin_optimizers,
+    _optimizer_defaults,
+    argument_error,
+    check_type,
+    public_name,
+)
 
 __all__ = ["Stateful", "load_checkpoint", "save_checkpoint"]
 
@@ -354,12 +360,19 @@ def _read(path: str, map_location: str | torch.device | None) -> Any:
             state = torch.load(path, map_location=map_location, weights_only=True)
         except Exception as error:
             message = str(error)
-            if "Weights only load failed" in message:
-                found = re.search(r"GLOBAL ([\w.]+)", message)
-                held = f"a {found.group(1)} object" if found else "objects"
+            found = re.search(r"GLOBAL ([\w.]+)", message)
+            reason = re.search(r"WeightsUnpickler error:\s*(\S[^\n]*)", message)
+            if "Weights only load failed" in message and found:
                 what = (
-                    f"which holds {held} that weights_only=True refuses to load (ptnotes loads "
-                    "tensors and plain values only, so that a file cannot run code)"
+                    f"which holds a {found.group(1)} object that weights_only=True refuses to "
+                    "load (ptnotes loads tensors and plain values only, so that a file cannot "
+                    "run code)"
+                )
+            elif "Weights only load failed" in message:
+                detail = reason.group(1).strip()[:200] if reason else "refused"
+                what = (
+                    "which is damaged or is not a torch.save file (the weights_only=True "
+                    f"reader says: {detail})"
                 )
             else:
                 first = message.strip().splitlines()[0] if message.strip() else "no message"
@@ -446,6 +459,11 @@ def _check_class(name: str, value: object, saved: object, meta: Mapping[str, Any
         raise argument_error(load_checkpoint, name, value, expected, got=f"a {current}")
 
 
+def _optimizer_options() -> set[str]:
+    """Every constructor option of torch.optim's optimizers (not what schedulers add)."""
+    return {key for o in _builtin_optimizers() for key in _optimizer_defaults(o)}
+
+
 def _check_options(name: str, value: object, saved_keys: set[str], current_keys: set[str]) -> None:
     unknown = sorted(saved_keys - current_keys)
     if unknown:
@@ -475,7 +493,8 @@ def _check_optimizer(
     _check_class("optimizer", optimizer, None if meta is None else meta.get("optimizer"), meta)
     saved_groups: list[Mapping[str, Any]] = saved["param_groups"]
     for saved_group, group in zip(saved_groups, optimizer.param_groups, strict=False):
-        _check_options("optimizer", optimizer, set(saved_group) - {"params"}, set(group))
+        options = set(saved_group) & _optimizer_options()  # not initial_lr, say
+        _check_options("optimizer", optimizer, options, set(group))
     saved_sizes = [len(g["params"]) for g in saved_groups]
     sizes = [len(g["params"]) for g in optimizer.param_groups]
     if saved_sizes != sizes:
