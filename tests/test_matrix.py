@@ -279,6 +279,9 @@ def test_reformatting_an_example_keeps_its_key() -> None:
 
 # -- the index's answer ------------------------------------------------------------------------
 
+#: ``pip-index-torch-2.15.0.txt`` is the answer of ``pip index versions torch`` recorded here on
+#: 2026-12-01 (pip's warning included); ``pip-index-torch-2.16.0.txt`` is the same answer with
+#: 2.16.0 added at the head, as the index lists a release the day it appears.
 LISTINGS = ROOT / "tests" / "data"
 
 
