@@ -691,9 +691,13 @@ def command_run(args: argparse.Namespace) -> int:
 
 
 def git_commit(root: Path) -> str | None:
-    """The checked-out commit, or None outside a git checkout."""
+    """The checked-out commit (``+dirty`` with uncommitted changes), or None outside git."""
     done = _run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True)
-    return done.stdout.strip() if done.returncode == 0 else None
+    if done.returncode != 0:
+        return None
+    changed = _run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                   capture_output=True)  # fmt: skip
+    return done.stdout.strip() + ("+dirty" if changed.stdout.strip() else "")
 
 
 def run_shard(
@@ -947,7 +951,7 @@ def command_bench(args: argparse.Namespace) -> int:
     report = {
         "generator": "python -m ptnotes_dev.matrix bench",
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "git": (git_commit(root) or "")[:12],
+        "git": git_commit(root) or "",
         "cpu": cpu_model(),
         "cpu_count": os.cpu_count(),
         "load_average_start": [round(v, 2) for v in load_start],
