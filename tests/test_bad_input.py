@@ -2863,7 +2863,7 @@ def _generated() -> tuple[list[Any], list[Any]]:
                 "numpy.bool",
             )
         )
-        value = np.float32(0.5) if row != "hooks:GradNormRecorder:norm_type" else np.float32(0.5)
+        value = np.float32(0.5)
         results.append(result(f"{row}=numpy.float32", lambda b=build, v=value: b(v), check))
     return refusals, results
 
@@ -3606,3 +3606,658 @@ def test_good_input_gives_the_correct_result(
     call: Callable[[], object], check: Callable[[Any], object]
 ) -> None:
     assert check(call())
+
+
+# -- after every refused call, the objects passed in are unchanged ----------------------
+#
+# One row per refusal of a public function that changes something (a model, an
+# optimizer, a scheduler, a tensor, a file): the `unchanged` fixture (tests/_state.py)
+# snapshots every object the call is given and compares after the refusal: tensors,
+# gradients, requires_grad, buffers (batch norm's running statistics), hooks, optimizer
+# options and state, scheduler state, the file's bytes and its folder's listing.
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """``build()`` gives ``(objects, call)``; ``call()`` raises and leaves ``objects`` alone."""
+
+    build: Callable[[], tuple[tuple[object, ...], Callable[[], object]]]
+    error: type[Exception]
+    caller: str  # "" when the error is not ptnotes' own (a module that refuses hooks)
+    argument: str = ""
+
+
+def mutation(
+    row: str,
+    build: Callable[[], tuple[tuple[object, ...], Callable[[], object]]],
+    error: type[Exception],
+    caller: str,
+    argument: str = "",
+) -> Any:
+    return pytest.param(Mutation(build, error, caller, argument), id=row)
+
+
+def trained_run() -> tuple[nn.Module, torch.optim.Optimizer, Any]:
+    """A model with batch norm, gradients, momentum state and a stepped scheduler."""
+    model = bn_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1, gamma=0.5)
+    for _ in range(2):
+        optimizer.zero_grad()
+        model(torch.randn(4, 2)).sum().backward()
+        optimizer.step()
+        scheduler.step()
+    model(torch.randn(4, 2)).sum().backward()  # .grad is not None now
+    return model, optimizer, scheduler
+
+
+def run_file(
+    make: Callable[[], tuple[nn.Module, torch.optim.Optimizer, Any]] = trained_run,
+) -> Path:
+    path = Path(tempfile.mkdtemp()) / "ckpt.pt"
+    save_checkpoint(path, *make())
+    return path
+
+
+def save_case(**extra: Any) -> Callable[[], tuple[tuple[object, ...], Callable[[], object]]]:
+    def build() -> tuple[tuple[object, ...], Callable[[], object]]:
+        path = run_file()
+        model, optimizer, scheduler = trained_run()
+        objects = (path, model, optimizer, scheduler)
+        return objects, lambda: save_checkpoint(path, model, optimizer, scheduler, **extra)
+
+    return build
+
+
+def save_foreign_optimizer() -> tuple[tuple[object, ...], Callable[[], object]]:
+    path = run_file()
+    model, optimizer, _ = trained_run()
+    other = torch.optim.SGD(bn_model().parameters(), lr=0.1)
+    return (path, model, optimizer, other), lambda: save_checkpoint(path, model, other)
+
+
+def save_foreign_scheduler() -> tuple[tuple[object, ...], Callable[[], object]]:
+    path = run_file()
+    model, optimizer, _ = trained_run()
+    scheduler = torch.optim.lr_scheduler.StepLR(torch.optim.SGD(model.parameters()), 1)
+    return (path, model, optimizer, scheduler), lambda: save_checkpoint(
+        path, model, optimizer, scheduler
+    )
+
+
+def load_case(
+    into: Callable[[], tuple[nn.Module, torch.optim.Optimizer | None, Any]],
+    path: Callable[[], Path] = run_file,
+) -> Callable[[], tuple[tuple[object, ...], Callable[[], object]]]:
+    def build() -> tuple[tuple[object, ...], Callable[[], object]]:
+        file = path()
+        model, optimizer, scheduler = into()
+        objects = tuple(o for o in (file, model, optimizer, scheduler) if o is not None)
+        return objects, lambda: load_checkpoint(file, model, optimizer, scheduler)
+
+    return build
+
+
+def run_with(
+    model: Callable[[], nn.Module] = bn_model,
+    optimizer: Callable[[nn.Module], torch.optim.Optimizer] | None = None,
+    scheduler: Callable[[torch.optim.Optimizer], Any] | None = None,
+) -> Callable[[], tuple[nn.Module, torch.optim.Optimizer | None, Any]]:
+    def build() -> tuple[nn.Module, torch.optim.Optimizer | None, Any]:
+        built, reference_optimizer, _ = trained_run()
+        if model is not bn_model:
+            built = model()
+        opt = (
+            reference_optimizer
+            if optimizer is None and model is bn_model
+            else (optimizer(built) if optimizer else None)
+        )
+        sched = scheduler(opt) if scheduler and opt is not None else None
+        return built, opt, sched
+
+    return build
+
+
+def sgd_momentum(model: nn.Module) -> torch.optim.Optimizer:
+    return torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+
+def empty_file() -> Path:
+    path = Path(tempfile.mkdtemp()) / "ckpt.pt"
+    path.write_bytes(b"")
+    return path
+
+
+def cut_file() -> Path:
+    path = run_file()
+    path.write_bytes(path.read_bytes()[:300])
+    return path
+
+
+def foreign_file() -> Path:
+    path = Path(tempfile.mkdtemp()) / "ckpt.pt"
+    torch.save(bn_model().state_dict(), path)
+    return path
+
+
+def no_scheduler_file() -> Path:
+    path = Path(tempfile.mkdtemp()) / "ckpt.pt"
+    model, optimizer, _ = trained_run()
+    save_checkpoint(path, model, optimizer)
+    return path
+
+
+def step_case(
+    targets: Callable[[], Any],
+    loss_fn: Any = None,
+    model: Callable[[], nn.Module] | None = None,
+    optimizer: Callable[[nn.Module], torch.optim.Optimizer] | None = None,
+    accumulate: bool = False,
+) -> Callable[[], tuple[tuple[object, ...], Callable[[], object]]]:
+    def build() -> tuple[tuple[object, ...], Callable[[], object]]:
+        from ptnotes.training import accumulate_step, train_step
+
+        run_model, run_optimizer, _ = trained_run()
+        if model is not None:
+            run_model = model()
+        if optimizer is not None:
+            run_optimizer = optimizer(run_model)
+        inputs, bad = torch.randn(4, 2), targets()
+        fn = loss_fn or nn.CrossEntropyLoss()
+        objects = (run_model, run_optimizer, inputs, bad)
+        if accumulate:
+            good = torch.tensor([0, 1, 2, 0])
+            pairs = [(inputs, good), (inputs, bad)]  # the second is refused after a backward
+            return objects, lambda: accumulate_step(run_model, pairs, fn, run_optimizer)
+        return objects, lambda: train_step(run_model, (inputs, bad), fn, run_optimizer)
+
+    return build
+
+
+def frozen_bn() -> nn.Module:
+    return bn_model().requires_grad_(False)
+
+
+def module_case(
+    make: Callable[[], nn.Module], call: Callable[[nn.Module], object], *more: Callable[[], object]
+) -> Callable[[], tuple[tuple[object, ...], Callable[[], object]]]:
+    def build() -> tuple[tuple[object, ...], Callable[[], object]]:
+        module = make()
+        return (module,), lambda: call(module)
+
+    return build
+
+
+def half_frozen_counts() -> nn.Module:
+    model = Counts()
+    model.scale.requires_grad_(False)  # unfreeze would turn it back on first, then fail
+    return model
+
+
+class NoForwardHooks(nn.Linear):
+    """A module that refuses forward hooks (as some scripted or wrapped modules do)."""
+
+    def register_forward_hook(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("this module takes no forward hooks")
+
+
+def recorder_case() -> tuple[tuple[object, ...], Callable[[], object]]:
+    model = nn.Sequential(nn.Linear(1, 1), NoForwardHooks(1, 1))
+    recorder = GradNormRecorder(model, modules=True)
+    return (model, recorder), recorder.__enter__
+
+
+def clamp_case(
+    x: Callable[[], torch.Tensor], low: object, high: object
+) -> Callable[[], tuple[tuple[object, ...], Callable[[], object]]]:
+    def build() -> tuple[tuple[object, ...], Callable[[], object]]:
+        tensor = x()
+        return (tensor,), lambda: clamp_(tensor, low, high)
+
+    return build
+
+
+def epoch_case(epoch: object) -> Callable[[], tuple[tuple[object, ...], Callable[[], object]]]:
+    def build() -> tuple[tuple[object, ...], Callable[[], object]]:
+        sampler = BatchIndexSampler(4, 2, shuffle=True, seed=3)
+        sampler.set_epoch(2)
+        return (sampler,), lambda: sampler.set_epoch(epoch)
+
+    return build
+
+
+def sequential_case() -> tuple[tuple[object, ...], Callable[[], object]]:
+    first, second = nn.Linear(1, 1), nn.Linear(1, 1)
+    return (first, second), lambda: sequential_from([("a", first), ("a", second)], "add_module")
+
+
+def param_groups_case() -> tuple[tuple[object, ...], Callable[[], object]]:
+    model = cnn()
+    return (model,), lambda: param_groups(
+        model, {"fc.*": {"betas": (0.9, 1.5)}}, optimizer=torch.optim.Adam
+    )
+
+
+def predicate_changes_its_mind(name: str, parameter: nn.Parameter) -> Any:
+    return True if name.startswith("features") else "no"
+
+
+STATE = [
+    # checkpoint: save over a good file
+    mutation(
+        "checkpoint:save_checkpoint:np.mean",
+        save_case(loss=np.mean([1.0])),
+        TypeError,
+        "save_checkpoint",
+        "loss",
+    ),
+    mutation(
+        "checkpoint:save_checkpoint:np.random.get_state",
+        save_case(rng=np.random.get_state()),
+        TypeError,
+        "save_checkpoint",
+        "rng",
+    ),
+    mutation(
+        "checkpoint:save_checkpoint:datetime",
+        save_case(when=datetime.datetime(2026, 1, 1)),
+        TypeError,
+        "save_checkpoint",
+        "when",
+    ),
+    mutation(
+        "checkpoint:save_checkpoint:ndarray",
+        save_case(a=np.ones(2)),
+        TypeError,
+        "save_checkpoint",
+        "a",
+    ),
+    mutation(
+        "checkpoint:save_checkpoint:lambda",
+        save_case(fn=lambda: 0),
+        TypeError,
+        "save_checkpoint",
+        "fn",
+    ),
+    mutation(
+        "checkpoint:save_checkpoint:optimizer-of-another-model",
+        save_foreign_optimizer,
+        ValueError,
+        "save_checkpoint",
+        "optimizer",
+    ),
+    mutation(
+        "checkpoint:save_checkpoint:scheduler-of-another-optimizer",
+        save_foreign_scheduler,
+        ValueError,
+        "save_checkpoint",
+        "scheduler",
+    ),
+    # checkpoint: load into trained objects
+    mutation(
+        "checkpoint:load_checkpoint:shape",
+        load_case(
+            run_with(lambda: nn.Sequential(nn.Linear(2, 4), nn.BatchNorm1d(4)), sgd_momentum)
+        ),
+        ValueError,
+        "load_checkpoint",
+        "model",
+    ),
+    mutation(
+        "checkpoint:load_checkpoint:dtype",
+        load_case(run_with(lambda: bn_model().double(), sgd_momentum)),
+        ValueError,
+        "load_checkpoint",
+        "model",
+    ),
+    mutation(
+        "checkpoint:load_checkpoint:missing-keys",
+        load_case(run_with(lambda: nn.Sequential(nn.Linear(2, 3)), sgd_momentum)),
+        ValueError,
+        "load_checkpoint",
+        "model",
+    ),
+    mutation(
+        "checkpoint:load_checkpoint:unexpected-keys",
+        load_case(
+            run_with(
+                lambda: nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3), nn.Linear(3, 1)),
+                sgd_momentum,
+            )
+        ),
+        ValueError,
+        "load_checkpoint",
+        "model",
+    ),
+    mutation(
+        "checkpoint:load_checkpoint:SGD-into-Adam",
+        load_case(run_with(bn_model, lambda m: torch.optim.Adam(m.parameters()))),
+        ValueError,
+        "load_checkpoint",
+        "optimizer",
+    ),
+    mutation(
+        "checkpoint:load_checkpoint:AdamW-into-Adam",
+        load_case(
+            run_with(bn_model, lambda m: torch.optim.Adam(m.parameters())),
+            lambda: run_file(lambda: (lambda m: (m, adamw(m), None))(bn_model())),
+        ),
+        ValueError,
+        "load_checkpoint",
+        "optimizer",
+    ),
+    mutation(
+        "checkpoint:load_checkpoint:StepLR-into-ExponentialLR",
+        load_case(
+            run_with(
+                bn_model, sgd_momentum, lambda o: torch.optim.lr_scheduler.ExponentialLR(o, 0.9)
+            )
+        ),
+        ValueError,
+        "load_checkpoint",
+        "scheduler",
+    ),
+    mutation(
+        "checkpoint:load_checkpoint:optimizer-of-another-model",
+        load_case(run_with(bn_model, lambda m: sgd_momentum(bn_model()))),
+        ValueError,
+        "load_checkpoint",
+        "optimizer",
+    ),
+    mutation(
+        "checkpoint:load_checkpoint:parameters-in-another-order",
+        load_case(
+            run_with(
+                bn_model,
+                lambda m: torch.optim.SGD(list(m.parameters())[::-1], lr=0.1, momentum=0.9),
+            )
+        ),
+        ValueError,
+        "load_checkpoint",
+        "optimizer",
+    ),
+    mutation(
+        "checkpoint:load_checkpoint:group-layout",
+        load_case(
+            run_with(
+                bn_model,
+                lambda m: torch.optim.SGD(
+                    [{"params": list(m.parameters())[:1]}, {"params": list(m.parameters())[1:]}],
+                    lr=0.1,
+                    momentum=0.9,
+                ),
+            )
+        ),
+        ValueError,
+        "load_checkpoint",
+        "optimizer",
+    ),
+    mutation(
+        "checkpoint:load_checkpoint:scheduler-not-saved",
+        load_case(
+            run_with(bn_model, sgd_momentum, lambda o: torch.optim.lr_scheduler.StepLR(o, 1)),
+            no_scheduler_file,
+        ),
+        ValueError,
+        "load_checkpoint",
+        "scheduler",
+    ),
+    mutation(
+        "checkpoint:load_checkpoint:empty-file",
+        load_case(run_with(), empty_file),
+        ValueError,
+        "load_checkpoint",
+        "path",
+    ),
+    mutation(
+        "checkpoint:load_checkpoint:truncated-file",
+        load_case(run_with(), cut_file),
+        ValueError,
+        "load_checkpoint",
+        "path",
+    ),
+    mutation(
+        "checkpoint:load_checkpoint:foreign-file",
+        load_case(run_with(), foreign_file),
+        ValueError,
+        "load_checkpoint",
+        "path",
+    ),
+    # training: before and after the forward pass
+    mutation(
+        "training:train_step:int32-targets",
+        step_case(lambda: torch.tensor([0, 1, 2, 0], dtype=torch.int32)),
+        TypeError,
+        "train_step",
+        "targets",
+    ),
+    mutation(
+        "training:train_step:targets-on-meta",
+        step_case(lambda: torch.tensor([0, 1, 2, 0], device="meta")),
+        ValueError,
+        "train_step",
+        "targets",
+    ),
+    mutation(
+        "training:train_step:class-out-of-range",
+        step_case(lambda: torch.tensor([0, 1, 9, 0])),
+        ValueError,
+        "train_step",
+        "batch",
+    ),
+    mutation(
+        "training:train_step:targets-broadcast",
+        step_case(lambda: torch.randn(4, 1), nn.MSELoss()),
+        ValueError,
+        "train_step",
+        "targets",
+    ),
+    mutation(
+        "training:train_step:float-targets-wrong-shape",
+        step_case(lambda: torch.randn(4)),
+        ValueError,
+        "train_step",
+        "targets",
+    ),
+    mutation(
+        "training:train_step:detached-loss",
+        step_case(lambda: torch.randn(4, 3), detached),
+        ValueError,
+        "train_step",
+        "loss_fn",
+    ),
+    mutation(
+        "training:train_step:loss-not-scalar",
+        step_case(lambda: torch.randn(4, 3), nn.MSELoss(reduction="none")),
+        ValueError,
+        "train_step",
+        "loss_fn",
+    ),
+    mutation(
+        "training:train_step:frozen-model",
+        step_case(lambda: torch.tensor([0, 1, 2, 0]), model=frozen_bn, optimizer=sgd_momentum),
+        ValueError,
+        "train_step",
+        "model",
+    ),
+    mutation(
+        "training:train_step:optimizer-of-another-model",
+        step_case(lambda: torch.tensor([0, 1, 2, 0]), optimizer=lambda m: sgd_momentum(bn_model())),
+        ValueError,
+        "train_step",
+        "optimizer",
+    ),
+    mutation(
+        "training:accumulate_step:second-micro-batch-out-of-range",
+        step_case(lambda: torch.tensor([0, 1, 9, 0]), accumulate=True),
+        ValueError,
+        "accumulate_step",
+        "micro_batches[1]",
+    ),
+    mutation(
+        "training:accumulate_step:second-micro-batch-wrong-shape",
+        step_case(lambda: torch.randn(4), accumulate=True),
+        ValueError,
+        "accumulate_step",
+        "targets",
+    ),
+    mutation(
+        "training:accumulate_step:second-micro-batch-int32",
+        step_case(lambda: torch.tensor([0, 1, 2, 0], dtype=torch.int32), accumulate=True),
+        TypeError,
+        "accumulate_step",
+        "targets",
+    ),
+    # finetune
+    mutation(
+        "finetune:freeze:matches-nothing",
+        module_case(cnn, lambda m: freeze(m, "head.*")),
+        ValueError,
+        "freeze",
+        "pattern",
+    ),
+    mutation(
+        "finetune:freeze:predicate-returns-'no'-half-way",
+        module_case(cnn, lambda m: freeze(m, predicate_changes_its_mind)),
+        TypeError,
+        "freeze",
+        "pattern(name, parameter)",
+    ),
+    mutation(
+        "finetune:unfreeze:integer-parameter",
+        module_case(half_frozen_counts, unfreeze),
+        ValueError,
+        "unfreeze",
+        "pattern",
+    ),
+    mutation(
+        "finetune:replace_head:property",
+        module_case(WithPropertyHead, lambda m: replace_head(m, "head", nn.Linear(2, 2))),
+        ValueError,
+        "replace_head",
+        "attr",
+    ),
+    mutation(
+        "finetune:replace_head:own-head",
+        module_case(cnn, lambda m: replace_head(m, "fc", m)),
+        ValueError,
+        "replace_head",
+        "new_head",
+    ),
+    mutation(
+        "finetune:replace_head:no-such-attr",
+        module_case(cnn, lambda m: replace_head(m, "head", nn.Linear(16, 2))),
+        ValueError,
+        "replace_head",
+        "attr",
+    ),
+    mutation(
+        "finetune:replace_head:not-a-module",
+        module_case(cnn, lambda m: replace_head(m, "num_classes", nn.Linear(16, 2))),
+        TypeError,
+        "replace_head",
+        "attr",
+    ),
+    mutation(
+        "finetune:param_groups:betas",
+        param_groups_case,
+        ValueError,
+        "param_groups",
+        "groups['fc.*']['betas']",
+    ),
+    # hooks
+    mutation("hooks:GradNormRecorder.__enter__:fails-half-way", recorder_case, RuntimeError, ""),
+    # init
+    mutation(
+        "init:init_weights:orthogonal",
+        module_case(lambda: orthogonal(nn.Linear(4, 4)), init_weights),
+        ValueError,
+        "init_weights",
+        "module",
+    ),
+    mutation(
+        "init:init_weights:spectral_norm",
+        module_case(lambda: spectral_norm(nn.Linear(3, 4)), init_weights),
+        ValueError,
+        "init_weights",
+        "module",
+    ),
+    mutation(
+        "init:init_weights:hook-weight_norm",
+        module_case(hook_weight_norm, init_weights),
+        ValueError,
+        "init_weights",
+        "module",
+    ),
+    # functions
+    mutation(
+        "functions:clamp_:max<min",
+        clamp_case(lambda: V.clone(), 1.0, 0.0),
+        ValueError,
+        "clamp_",
+        "max",
+    ),
+    mutation(
+        "functions:clamp_:min=nan",
+        clamp_case(lambda: V.clone(), math.nan, 1.0),
+        ValueError,
+        "clamp_",
+        "min",
+    ),
+    mutation(
+        "functions:clamp_:max=2**1100",
+        clamp_case(lambda: V.clone(), 0.0, 2**1100),
+        ValueError,
+        "clamp_",
+        "max",
+    ),
+    mutation(
+        "functions:clamp_:leaf-requiring-grad",
+        clamp_case(lambda: torch.ones(2, requires_grad=True), 0.0, 1.0),
+        ValueError,
+        "clamp_",
+        "x",
+    ),
+    # data and sequential
+    mutation(
+        "data:BatchIndexSampler.set_epoch:-1",
+        epoch_case(-1),
+        ValueError,
+        "BatchIndexSampler.set_epoch",
+        "epoch",
+    ),
+    mutation(
+        "data:BatchIndexSampler.set_epoch:2**64",
+        epoch_case(2**64),
+        ValueError,
+        "BatchIndexSampler.set_epoch",
+        "epoch",
+    ),
+    mutation(
+        "data:BatchIndexSampler.set_epoch:numpy.bool_",
+        epoch_case(np.bool_(True)),
+        TypeError,
+        "BatchIndexSampler.set_epoch",
+        "epoch",
+    ),
+    mutation(
+        "sequential:sequential_from:repeated-name",
+        sequential_case,
+        ValueError,
+        "sequential_from",
+        "the name of layers[1]",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", STATE)
+def test_a_refused_call_leaves_every_object_it_was_given_unchanged(
+    case: Mutation, unchanged: Callable[..., Any]
+) -> None:
+    objects, call = case.build()
+    with pytest.raises(Exception) as raised, unchanged(*objects):  # noqa: PT011  # checked below
+        call()
+    message = str(raised.value)
+    assert type(raised.value) is case.error, f"{type(raised.value).__name__}: {message}"
+    if case.caller:
+        assert message.startswith(f"{case.caller}() expects {case.argument} to "), message

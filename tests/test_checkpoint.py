@@ -464,7 +464,9 @@ def test_load_refuses_a_scheduler_of_another_optimizer(tmp_path: Path, unchanged
 def test_save_refuses_an_optimizer_over_another_models_parameters(tmp_path: Path) -> None:
     model, _, _ = make_run()
     optimizer = torch.optim.SGD(_other_model().parameters(), lr=0.1)
-    with pytest.raises(ValueError, match="save_checkpoint.. expects optimizer to be an optimizer"):
+    with pytest.raises(
+        ValueError, match=r"save_checkpoint\(\) expects optimizer to be an optimizer"
+    ):
         save_checkpoint(tmp_path / "c.pt", model, optimizer)
     assert list(tmp_path.iterdir()) == []
 
@@ -539,7 +541,7 @@ def test_a_missing_file_names_the_path(tmp_path: Path) -> None:
 
 def test_save_and_load_refuse_a_folder_as_path(tmp_path: Path) -> None:
     model, optimizer, _ = make_run()
-    with pytest.raises(ValueError, match="expects path to be a file path, got .* a directory"):
+    with pytest.raises(ValueError, match=r"expects path to be a file path, got .* a directory"):
         save_checkpoint(tmp_path, model, optimizer)
     with pytest.raises(ValueError, match="expects path to be a file path"):
         load_checkpoint(tmp_path, model)

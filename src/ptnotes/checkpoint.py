@@ -651,18 +651,22 @@ def load_checkpoint(
         >>> model = torch.nn.Linear(2, 1)
         >>> optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
         >>> copy = torch.nn.Linear(2, 1)
-        >>> with tempfile.TemporaryDirectory() as folder:
-        ...     path = os.path.join(folder, "ckpt.pt")
-        ...     save_checkpoint(path, model, optimizer, epoch=3)
-        ...     load_checkpoint(path, copy)
-        ...     adam = torch.optim.Adam(copy.parameters())
-        ...     load_checkpoint(path, copy, adam)
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(folder.name, "ckpt.pt")
+        >>> save_checkpoint(path, model, optimizer, epoch=3)
+        >>> load_checkpoint(path, copy)
         {'epoch': 3}
+        >>> torch.equal(copy.weight, model.weight)
+        True
+
+        The state of an SGD does not load into an Adam (and the refused load changes
+        nothing):
+
+        >>> load_checkpoint(path, copy, torch.optim.Adam(copy.parameters()))
         Traceback (most recent call last):
           ...
         ValueError: load_checkpoint() expects optimizer to be a torch.optim.SGD, as in the ...
-        >>> torch.equal(copy.weight, model.weight)
-        True
+        >>> folder.cleanup()
     """
     me = load_checkpoint
     name = _check_path(me, path)

@@ -132,20 +132,40 @@ def init_weights(module: nn.Module) -> None:
     kind = _isinstance_kind(module)
     if kind is None:
         return
-    weight, bias = _tensor(module, "weight"), _tensor(module, "bias")
-    if any(t is not None and is_lazy(t) for t in (weight, bias)):
-        expected = (
-            "a module with initialised parameters (run one forward pass with a sample batch first)"
-        )
-        got = f"{type(module).__name__} with uninitialised (lazy) parameters"
-        raise argument_error(init_weights, "module", module, expected, got=got)
-    saved = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    # all or nothing: reading a parametrized weight may already change buffers (spectral
+    # norm's power iteration), and a refused bias must leave the weight as it was too
+    saved = _Saved(module)
     try:
+        weight, bias = _tensor(module, "weight"), _tensor(module, "bias")
+        if any(t is not None and is_lazy(t) for t in (weight, bias)):
+            expected = (
+                "a module with initialised parameters (run one forward pass with a sample "
+                "batch first)"
+            )
+            got = f"{type(module).__name__} with uninitialised (lazy) parameters"
+            raise argument_error(init_weights, "module", module, expected, got=got)
         _initialise(module, kind, weight, bias)
-    except BaseException:  # all or nothing: a refused bias leaves the weight as it was too
-        with torch.no_grad():
-            module.load_state_dict(saved)
+    except BaseException:
+        saved.restore()
         raise
+
+
+class _Saved:
+    """Every parameter and buffer of a module tree: the objects themselves and their values."""
+
+    def __init__(self, module: nn.Module) -> None:
+        self.entries: list[tuple[dict[str, Any], str, torch.Tensor, torch.Tensor]] = []
+        for owner in module.modules():
+            for table in (owner._parameters, owner._buffers):
+                for name, tensor in table.items():
+                    if tensor is not None and not is_lazy(tensor):
+                        self.entries.append((table, name, tensor, tensor.detach().clone()))
+
+    def restore(self) -> None:
+        with torch.no_grad():
+            for table, name, tensor, value in self.entries:
+                table[name] = tensor  # the object itself, if something replaced it
+                tensor.copy_(value)
 
 
 def _initialise(

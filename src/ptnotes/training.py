@@ -168,6 +168,16 @@ def _loss(
         )
         got = f"floating point targets of shape {tuple(targets.shape)}"
         raise argument_error(caller, "targets", targets, expected, got=got)
+    if (
+        kind is not None
+        and kind[0] == "value"
+        and isinstance(output, torch.Tensor)
+        and isinstance(targets, torch.Tensor)
+        and targets.shape != output.shape
+    ):
+        expected = f"of the output's shape {tuple(output.shape)} for {kind[1]}"
+        got = f"shape {tuple(targets.shape)}, which would broadcast and give a wrong loss"
+        raise argument_error(caller, "targets", targets, expected, got=got)
     if isinstance(output, torch.Tensor) and isinstance(targets, torch.Tensor):
         try:
             shape = torch.broadcast_shapes(output.shape, targets.shape)  # type: ignore[no-untyped-call]
