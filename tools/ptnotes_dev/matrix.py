@@ -361,17 +361,24 @@ def merge_summary(
     before: Mapping[str, Any], after: Mapping[str, Any], shards: Sequence[Mapping[str, Any]]
 ) -> str:
     """Markdown for the job summary and the pull request: the shards, then new failures."""
-    lines = ["## Release matrix", "", "| Column | Torch | Examples run | Failed | Unit tests |"]
-    lines.append("| --- | --- | --- | --- | --- |")
+    lines = ["## Release matrix", ""]
+    lines.append("| Column | Torch | Examples run | Failed | Unit tests | Seconds (env + run) |")
+    lines.append("| --- | --- | --- | --- | --- | --- |")
     for shard in sorted(shards, key=_shard_order):
         results = shard["results"].values()
         failed = sum(1 for r in results if r["outcome"] == "failed")
         tests = shard.get("unit_tests")
         unit = f"exit {tests['exit_code']}: {tests['summary']}" if tests else "not run"
         torch = shard["run"].get("torch", "?")
+        timing = shard.get("timing", {})
+        seconds = " + ".join(
+            f"{timing[k]:.0f}"
+            for k in ("environment_s", "examples_s", "unit_tests_s")
+            if k in timing
+        )
         lines.append(
             f"| `{shard['shard']['column']}` | {torch} | {len(shard['results'])} | "
-            f"{failed} | {unit} |"
+            f"{failed} | {unit} | {seconds or '-'} |"
         )
     failures = new_failures(before, after)
     lines += ["", "### New failures", ""]
