@@ -32,8 +32,6 @@ import numpy as np
 import torch
 
 __all__ = [
-    "INT64_MAX",
-    "INT64_MIN",
     "MAX_SEED",
     "argument_error",
     "check_bool",
@@ -44,7 +42,6 @@ __all__ = [
     "check_optimizer_options",
     "check_seed",
     "check_type",
-    "public_name",
 ]
 
 T = TypeVar("T")
@@ -55,8 +52,8 @@ T = TypeVar("T")
 MAX_SEED = 2**63 - 1
 
 #: The range of an ``int`` any check accepts: what torch's ``int64`` holds.
-INT64_MIN = -(2**63)
-INT64_MAX = 2**63 - 1
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
 
 #: Options whose default is ``None`` ("let torch choose") but which are flags when given.
 _OPTIONAL_FLAGS = frozenset({"foreach", "fused"})
@@ -77,20 +74,20 @@ def _describe(value: object) -> str:
     if isinstance(value, torch.Tensor):
         return f"Tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
     if isinstance(value, np.generic):  # "numpy.bool True", not "bool True"
-        return f"{public_name(type(value))} {_SHORT.repr(value.item())}"
+        return f"{_public_name(type(value))} {_SHORT.repr(value.item())}"
     if value is None or isinstance(value, bool | int | float | str | bytes):
         return f"{kind} {_SHORT.repr(value)}"
     return kind
 
 
-def public_name(cls: type) -> str:
+def _public_name(cls: type) -> str:
     """How messages name a class: its public path, ``torch.nn.Linear`` rather than
     ``torch.nn.modules.linear.Linear``; ``str`` for builtins; ``numpy.float64``.
 
     Examples:
         >>> import torch
-        >>> from ptnotes.validation import public_name
-        >>> public_name(torch.optim.AdamW), public_name(dict)
+        >>> from ptnotes.validation import _public_name
+        >>> _public_name(torch.optim.AdamW), _public_name(dict)
         ('torch.optim.AdamW', 'dict')
     """
     for prefix in ("torch.nn", "torch.optim", "torch.utils.data", "torch"):
@@ -175,7 +172,7 @@ def check_type(
         return value
     if expected is None:
         classes = types if isinstance(types, tuple) else (types,)
-        expected = "a " + " or ".join(public_name(c) for c in classes)
+        expected = "a " + " or ".join(_public_name(c) for c in classes)
     raise _fail(TypeError, caller, name, expected, value)
 
 
@@ -212,7 +209,7 @@ def check_int(
     """Return ``value`` if it is an ``int`` (not a ``bool``) within ``[minimum, maximum]``.
 
     A NumPy integer is returned as the Python ``int``. Whatever the bounds, the value must
-    fit in ``int64`` (``[INT64_MIN, INT64_MAX]``), where torch keeps integers.
+    fit in ``int64`` (``[-2**63, 2**63 - 1]``), where torch keeps integers.
 
     Examples:
         >>> from ptnotes.validation import check_int
@@ -232,11 +229,11 @@ def check_int(
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise _fail(TypeError, caller, name, "an int", value)
-    if not INT64_MIN <= value <= INT64_MAX and (
+    if not _INT64_MIN <= value <= _INT64_MAX and (
         (minimum is None or value >= minimum) and (maximum is None or value <= maximum)
     ):
-        low = INT64_MIN if minimum is None else max(minimum, INT64_MIN)
-        high = INT64_MAX if maximum is None else min(maximum, INT64_MAX)
+        low = _INT64_MIN if minimum is None else max(minimum, _INT64_MIN)
+        high = _INT64_MAX if maximum is None else min(maximum, _INT64_MAX)
         raise _fail(ValueError, caller, name, f"an int in [{low}, {high}] (int64)", value)
     if minimum is not None and maximum is not None and not minimum <= value <= maximum:
         raise _fail(ValueError, caller, name, f"an int in [{minimum}, {maximum}]", value)
