@@ -165,3 +165,60 @@ def test_fully_frozen_model_is_refused() -> None:
     model = nn.Linear(2, 1).requires_grad_(False)
     with pytest.raises(ValueError, match="got Linear with none"):
         GradNormRecorder(model)
+
+
+class RefusesForwardHooks(nn.Linear):
+    def register_forward_hook(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("no forward hooks here")
+
+
+def test_entering_is_all_or_nothing_when_a_hook_cannot_be_registered(
+    unchanged: Any,
+) -> None:
+    model = nn.Sequential(nn.Linear(1, 1), RefusesForwardHooks(1, 1))
+    recorder = GradNormRecorder(model, modules=True)
+    with pytest.raises(RuntimeError, match="no forward hooks"), unchanged(model):
+        recorder.__enter__()
+    assert not recorder.active
+    model[1] = nn.Linear(1, 1)  # fixed: the same recorder enters now
+    with recorder:
+        backward(model, [[1.0]])
+    assert sorted(recorder.parameter_norms) == ["0.bias", "0.weight", "1.bias", "1.weight"]
+
+
+def test_a_parameter_frozen_after_construction_is_not_watched(linear: nn.Linear) -> None:
+    recorder = GradNormRecorder(linear)
+    linear.bias.requires_grad_(False)  # register_hook would refuse it
+    with recorder:
+        backward(linear, [[3.0, 4.0]])
+    assert recorder.last() == {"weight": 5.0}
+
+
+def test_a_model_frozen_after_construction_is_refused_at_entry(linear: nn.Linear) -> None:
+    recorder = GradNormRecorder(linear)
+    linear.requires_grad_(False)
+    with pytest.raises(ValueError, match="requires grad when the block starts"):
+        recorder.__enter__()
+    assert not recorder.active
+
+
+def test_float16_norms_are_computed_in_float32() -> None:
+    model = nn.Linear(2, 1, bias=False).half()
+    with torch.no_grad():
+        model.weight.zero_()
+    with GradNormRecorder(model) as recorder:
+        backward_half = torch.full((1, 2), 60000.0, dtype=torch.float16)
+        model(backward_half).sum().backward()
+    assert recorder.last()["weight"] == pytest.approx(60000 * 2**0.5)
+
+
+def test_a_module_called_twice_gets_one_key_per_call() -> None:
+    layer = nn.Linear(1, 1, bias=False)
+    with torch.no_grad():
+        layer.weight.fill_(3.0)
+    model = nn.Sequential(layer, layer)  # the same module twice
+    with GradNormRecorder(model, modules=True) as recorder:
+        backward(model, [[1.0]])
+        backward(model, [[1.0]])
+    # d(out)/d(first output) = 3, d(out)/d(second output) = 1; one entry per pass each
+    assert recorder.output_norms == {"0": [3.0, 3.0], "0#2": [1.0, 1.0]}
