@@ -559,3 +559,21 @@ def test_save_keeps_the_permissions_of_the_file_it_replaces(tmp_path: Path) -> N
     path.chmod(0o640)
     _good_file(path)
     assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_lazy_model_takes_its_shapes_from_the_checkpoint(tmp_path: Path) -> None:
+    model = nn.Linear(3, 2)
+    save_checkpoint(tmp_path / "c.pt", model, torch.optim.SGD(model.parameters(), lr=0.1))
+    lazy = nn.LazyLinear(2)
+    load_checkpoint(tmp_path / "c.pt", lazy)
+    assert torch.equal(lazy.weight, model.weight)
+
+
+def test_numpy_values_converted_first_are_saved_and_come_back(tmp_path: Path) -> None:
+    model, optimizer, _ = make_run()
+    state = np.random.get_state()
+    rng = {"keys": torch.from_numpy(state[1].astype(np.int64)), "pos": int(state[2])}
+    save_checkpoint(tmp_path / "c.pt", model, optimizer, loss=float(np.mean([1.0, 2.0])), rng=rng)
+    extra = load_checkpoint(tmp_path / "c.pt", model)
+    assert extra["loss"] == 1.5
+    assert extra["rng"]["keys"].tolist() == state[1].tolist()

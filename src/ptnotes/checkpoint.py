@@ -492,9 +492,10 @@ def _check_optimizer(
         raise _damaged(path, "whose optimizer state is damaged")
     _check_class("optimizer", optimizer, None if meta is None else meta.get("optimizer"), meta)
     saved_groups: list[Mapping[str, Any]] = saved["param_groups"]
-    for saved_group, group in zip(saved_groups, optimizer.param_groups, strict=False):
-        options = set(saved_group) & _optimizer_options()  # not initial_lr, say
-        _check_options("optimizer", optimizer, options, set(group))
+    if meta is None:  # no record of the class: the options tell the kind (SGD's momentum)
+        for saved_group, group in zip(saved_groups, optimizer.param_groups, strict=False):
+            options = set(saved_group) & _optimizer_options()  # not initial_lr, say
+            _check_options("optimizer", optimizer, options, set(group))
     saved_sizes = [len(g["params"]) for g in saved_groups]
     sizes = [len(g["params"]) for g in optimizer.param_groups]
     if saved_sizes != sizes:
@@ -546,7 +547,8 @@ def _check_scheduler(
     if not isinstance(saved, Mapping):
         raise _damaged(path, "whose scheduler state is damaged")
     _check_class("scheduler", scheduler, None if meta is None else meta.get("scheduler"), meta)
-    _check_options("scheduler", scheduler, set(saved), set(scheduler.state_dict()))
+    if meta is None:  # with a record, the class decides: keys differ across torch versions
+        _check_options("scheduler", scheduler, set(saved), set(scheduler.state_dict()))
     driven = getattr(scheduler, "optimizer", None)
     base_lrs = saved.get("base_lrs")
     if (
@@ -572,9 +574,10 @@ class _Restore:
         scheduler: Stateful | None,
     ) -> None:
         self.model = model
-        self.weights = {
+        self.weights = {  # a lazy parameter has no values yet: nothing to put back
             k: v.detach().clone() if isinstance(v, torch.Tensor) else v
             for k, v in model.state_dict().items()
+            if not (isinstance(v, torch.Tensor) and is_lazy(v))
         }
         self.optimizer = optimizer
         self.optimizer_attributes = (
@@ -589,7 +592,7 @@ class _Restore:
         self.schedule = None if scheduler is None else copy.deepcopy(scheduler.state_dict())
 
     def __call__(self) -> None:
-        self.model.load_state_dict(self.weights)
+        self.model.load_state_dict(self.weights, strict=False)
         if self.optimizer is not None:
             assert self.optimizer_attributes is not None
             assert self.groups is not None
