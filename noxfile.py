@@ -104,8 +104,10 @@ def ensure_system_commands(session: nox.Session, packages: dict[str, str]) -> No
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff (lint + format check) on everything, mypy --strict on src/ptnotes and tools/,
-    and the CI workflows: actionlint and the GitHub-workflow JSON schema (both offline).
+    """ruff, mypy --strict, and the CI workflows (actionlint, the GitHub-workflow schema).
+
+    ruff lints and format-checks everything, mypy checks src/ptnotes and tools/; actionlint
+    (with shellcheck on the run scripts) and check-jsonschema check .github/workflows offline.
     """
     install(session, "lint")
     session.run("ruff", "check", ".")
