@@ -122,6 +122,10 @@ class TorchSource(SphinxDirective):
             function=function, path=path, release=release
         )
         title += nodes.reference("", label, refuri=url, internal=False)
+        # Written in the edition's language by this extension (its own catalog), with the
+        # release from the settings: not a message of the page's catalog, which would name
+        # the pinned release in every translation.
+        title["translatable"] = False
         note = nodes.admonition("", title, classes=["ptnotes-source"])
         self.set_source_info(note)
         self.state.nested_parse(self.content, self.content_offset, note)
