@@ -113,3 +113,25 @@ def test_a_record_round_trips_through_its_file(project: Path) -> None:
 def test_recording_a_page_that_does_not_exist_is_refused(project: Path) -> None:
     with pytest.raises(ValueError, match=r"no page docs/missing\.md"):
         reviews.record("missing.md", "reader", 0, 0, 0, [], root=project)
+
+
+def test_a_cross_reading_adds_to_the_first_reading(project: Path) -> None:
+    path = project / "docs" / "dev" / "reviews.toml"
+    first = {"before": "Old.", "after": "One sentence.", "example": "a"}
+    reviews.record("page.md", "first", 3, 1, 1, [first], root=project, path=path)
+    second = {"before": "One sentence.", "after": "One narrower sentence.", "example": "b"}
+    reviews.record("page.md", "second", 2, 1, 1, [second], root=project, path=path,
+                   cross_read=True)  # fmt: skip
+    (review,) = reviews.read(path)
+    assert (review.reviewer, review.checked, review.refuted, review.fixed) == (
+        "first; cross-read by second",
+        5,
+        2,
+        2,
+    )
+    assert review.refutation == [first, second]
+
+
+def test_a_cross_reading_needs_a_first_reading(project: Path) -> None:
+    with pytest.raises(ValueError, match="no earlier reading"):
+        reviews.record("page.md", "second", 1, 0, 0, [], root=project, cross_read=True)

@@ -28,7 +28,7 @@ does. ``tests/test_reviews.py`` fails when a page has no current record.
 Command line (with ``tools/`` installed)::
 
     python -m ptnotes_dev.reviews record docs/autograd/inplace.md --reviewer NAME \\
-        --checked 14 --refuted 2 --fixed 2 [--refutations FILE.toml] [--no-zh]
+        --checked 14 --refuted 2 --fixed 2 [--refutations FILE.toml] [--no-zh] [--cross-read]
     python -m ptnotes_dev.reviews status      # pages without a current record
 """
 
@@ -235,10 +235,24 @@ def problems(review: Review, root: Path = ROOT) -> list[str]:
 def record(
     page: str, reviewer: str, checked: int, refuted: int, fixed: int,
     refutation: Sequence[Mapping[str, str]], zh_read: bool = True, root: Path = ROOT,
-    path: Path = RECORD,
+    path: Path = RECORD, cross_read: bool = False,
 ) -> Review:  # fmt: skip
-    """Write (or replace) the page's record with the hashes of its prose as it is now."""
+    """Write (or replace) the page's record with the hashes of its prose as it is now.
+
+    ``cross_read``: a further reading of a page already read (typically of the sentences the
+    first reader wrote): its counts and refutations are added to the page's record, and its
+    reader to the record's readers.
+    """
     page = _page_name(page, root)
+    if cross_read:
+        earlier = next((r for r in read(path) if r.page == page), None)
+        if earlier is None:
+            raise ValueError(f"{page}: no earlier reading to add a cross-reading to")
+        reviewer = f"{earlier.reviewer}; cross-read by {reviewer}"
+        checked, refuted, fixed = (
+            earlier.checked + checked, earlier.refuted + refuted, earlier.fixed + fixed
+        )  # fmt: skip
+        refutation = [*earlier.refutation, *refutation]
     review = Review(
         page=page, date=datetime.date.today(), reviewer=reviewer, checked=checked,
         refuted=refuted, fixed=fixed, zh_read=zh_read, en=english_hash(page, root),
@@ -293,6 +307,10 @@ def main(argv: list[str] | None = None) -> int:
         rec.add_argument(f"--{name}", type=int, required=True)
     rec.add_argument("--refutations", type=Path, help="a TOML file of [[refutation]] tables")
     rec.add_argument("--no-zh", action="store_true", help="the zh_CN catalog was not read")
+    rec.add_argument(
+        "--cross-read", action="store_true",
+        help="a further reading: add its counts and refutations to the page's record",
+    )  # fmt: skip
     commands.add_parser("status", help="pages without a current record")
     args = parser.parse_args(argv)
     if args.command == "status":
@@ -305,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         review = record(
             args.page, args.reviewer, args.checked, args.refuted, args.fixed,
-            items, zh_read=not args.no_zh,
+            items, zh_read=not args.no_zh, cross_read=args.cross_read,
         )  # fmt: skip
     except ValueError as error:
         print(f"not recorded: {error}", file=sys.stderr)
