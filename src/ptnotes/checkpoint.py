@@ -62,6 +62,16 @@ class Stateful(Protocol):
     """What ``scheduler`` may be: an object with ``state_dict()`` and ``load_state_dict()``.
 
     Every scheduler of ``torch.optim.lr_scheduler`` is one.
+
+    Examples:
+        >>> import torch
+        >>> from ptnotes.checkpoint import Stateful
+        >>> optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+        >>> schedulers = torch.optim.lr_scheduler
+        >>> isinstance(schedulers.ReduceLROnPlateau(optimizer), Stateful)
+        True
+        >>> isinstance(schedulers.StepLR(optimizer, step_size=1), Stateful), isinstance(1, Stateful)
+        (True, False)
     """
 
     def state_dict(self) -> dict[str, Any]: ...
@@ -259,8 +269,9 @@ def save_checkpoint(
     the classes of the three objects, the name in ``model`` of every parameter the optimizer
     holds, and the ptnotes and torch versions. ``extra`` takes what else a resumed run needs,
     such as the epoch or ``torch.get_rng_state()``; its values must be of types that
-    ``weights_only=True`` loads (tensors, numbers, strings, lists, tuples, dicts, ``None``:
-    not NumPy values, ``datetime`` or other objects). For a model wrapped in
+    ``weights_only=True`` loads (tensors, numbers, strings, bytes, ``None``, lists, tuples,
+    sets and dicts of them, and torch's ``dtype``, ``device`` and ``Size``: not NumPy values,
+    ``datetime``, ``range`` or other objects). For a model wrapped in
     ``DistributedDataParallel`` pass ``ddp.module``.
 
     The save is all-or-nothing, as a database writes: the payload is first serialised in
@@ -290,16 +301,25 @@ def save_checkpoint(
         >>> from ptnotes.checkpoint import save_checkpoint
         >>> model = torch.nn.Linear(2, 1)
         >>> optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-        >>> with tempfile.TemporaryDirectory() as folder:
-        ...     path = os.path.join(folder, "ckpt.pt")
-        ...     save_checkpoint(path, model, optimizer, epoch=3)
-        ...     sorted(torch.load(path, weights_only=True))
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(folder.name, "ckpt.pt")
+        >>> save_checkpoint(path, model, optimizer, epoch=3, dtype=torch.float16, seen={1, 2})
+        >>> saved = torch.load(path, weights_only=True)
+        >>> sorted(saved)
         ['extra', 'meta', 'model', 'optimizer', 'scheduler']
+        >>> saved["extra"]
+        {'epoch': 3, 'dtype': torch.float16, 'seen': {1, 2}}
+
+        A refused save writes nothing: the file at ``path`` keeps the previous checkpoint.
+
         >>> import numpy as np
-        >>> save_checkpoint("never-written.pt", model, optimizer, loss=np.mean([1.0, 2.0]))
+        >>> save_checkpoint(path, model, optimizer, epoch=4, loss=np.mean([1.0, 2.0]))
         Traceback (most recent call last):
           ...
         TypeError: save_checkpoint() expects loss to be a value that torch.load(...) can read ...
+        >>> torch.load(path, weights_only=True)["extra"]["epoch"], os.listdir(folder.name)
+        (3, ['ckpt.pt'])
+        >>> folder.cleanup()
     """
     me = save_checkpoint
     name = _check_path(me, path)
@@ -618,12 +638,16 @@ def load_checkpoint(
     tensors and plain containers only, so a file from an untrusted source cannot run code
     while it loads. Each object then gets its state through ``load_state_dict``, which copies
     the tensors onto the device of the object's own parameters. Pass the objects built
-    exactly as in the saved run; training then continues as if it had never stopped.
+    exactly as in the saved run (the file's optimizer options, ``lr`` and ``momentum`` among
+    them, replace the ones the optimizer was built with); training then continues as if it
+    had never stopped, provided the RNG state saved in ``extra`` is put back too where the
+    run draws random numbers (dropout, shuffling): see the last example.
 
     The load is all-or-nothing. Everything is checked before the first tensor is copied:
     the model's keys, shapes and dtypes; the optimizer's and scheduler's classes (recorded in
-    the file), their options, the sizes of the parameter groups and which of the model's
-    parameters the optimizer holds, in which order. If anything is refused (or fails while
+    the file; in a file without that record, the names of their options stand in for it),
+    the sizes of the parameter groups and which of the model's parameters the optimizer
+    holds, in which order. If anything is refused (or fails while
     loading), ``model``, ``optimizer`` and ``scheduler`` are left exactly as they were (the
     model's state is copied first to make that possible). Files written before the record of
     classes existed still load; only the checks that need the record are skipped.
@@ -662,13 +686,53 @@ def load_checkpoint(
         >>> torch.equal(copy.weight, model.weight)
         True
 
-        The state of an SGD does not load into an Adam (and the refused load changes
-        nothing):
+        The state of an SGD does not load into an Adam, and the refused load changes
+        nothing, not even the model, which comes first in the file:
 
-        >>> load_checkpoint(path, copy, torch.optim.Adam(copy.parameters()))
+        >>> other = torch.nn.Linear(2, 1)
+        >>> before = other.weight.clone()
+        >>> load_checkpoint(path, other, torch.optim.Adam(other.parameters()))
         Traceback (most recent call last):
           ...
         ValueError: load_checkpoint() expects optimizer to be a torch.optim.SGD, as in the ...
+        >>> torch.equal(other.weight, before)
+        True
+
+        A file written by plain ``torch.save`` that holds an object is refused, not run:
+
+        >>> import datetime
+        >>> torch.save({"when": datetime.date(2026, 1, 1)}, path)
+        >>> load_checkpoint(path, copy)
+        Traceback (most recent call last):
+          ...
+        ValueError: load_checkpoint() ... holds a datetime.date object that weights_only=True ...
+
+        A run with dropout resumes exactly only with its RNG state: a step after loading
+        matches the step the saved run took next only once ``torch.set_rng_state`` puts the
+        saved state back.
+
+        >>> def run():
+        ...     _ = torch.manual_seed(0)
+        ...     net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(0.5))
+        ...     return net, torch.optim.Adam(net.parameters(), lr=0.1)
+        >>> def step(net, optimizer):
+        ...     optimizer.zero_grad()
+        ...     net(torch.ones(4, 2)).sum().backward()
+        ...     optimizer.step()
+        >>> net, adam = run()
+        >>> step(net, adam)
+        >>> save_checkpoint(path, net, adam, rng=torch.get_rng_state())
+        >>> step(net, adam)  # the step a resumed run must repeat
+        >>> resumed, resumed_adam = run()
+        >>> extra = load_checkpoint(path, resumed, resumed_adam)
+        >>> step(resumed, resumed_adam)
+        >>> torch.equal(resumed[0].weight, net[0].weight)
+        False
+        >>> resumed, resumed_adam = run()
+        >>> torch.set_rng_state(load_checkpoint(path, resumed, resumed_adam)["rng"])
+        >>> step(resumed, resumed_adam)
+        >>> torch.equal(resumed[0].weight, net[0].weight)
+        True
         >>> folder.cleanup()
     """
     me = load_checkpoint
