@@ -260,9 +260,11 @@ def train_step(
     losses of :mod:`torch.nn` whose targets it knows), are checked before the forward
     pass; what needs the output (the targets' shape against it, the loss) is checked
     after it, and a refusal then puts the gradients and the buffers (batch norm's running
-    statistics) back as they were. Errors torch would raise from the loss or from
-    ``backward()`` come as :class:`ValueError` naming the argument, torch's message
-    attached.
+    statistics) back as they were. The errors torch raises from the loss for targets it
+    refuses (a :class:`RuntimeError` or :class:`IndexError`: a class index out of range,
+    say) or from ``backward()`` come as :class:`ValueError` naming the argument, torch's
+    message attached; a target that is not a tensor at all (a list) gets torch's own
+    :class:`TypeError`.
 
     Args:
         model: the model; ``model(inputs)`` gives the output.
@@ -302,6 +304,41 @@ def train_step(
         >>> model.weight
         Parameter containing:
         tensor([[1.]], requires_grad=True)
+
+        A parameter the forward pass does not use keeps ``.grad`` at ``None`` and is
+        skipped by the step, weight decay included; the mode stays as it was; clipping
+        leaves a total gradient norm of ``max_grad_norm``:
+
+        >>> class Partial(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.used, self.unused = nn.Linear(1, 1), nn.Linear(1, 1)
+        ...     def forward(self, x):
+        ...         return self.used(x)
+        >>> net = Partial().eval()
+        >>> decay = torch.optim.SGD(net.parameters(), lr=0.1, weight_decay=0.5)
+        >>> before = net.unused.weight.clone()
+        >>> _ = train_step(net, batch, nn.MSELoss(), decay, max_grad_norm=0.5)
+        >>> net.unused.weight.grad is None, torch.equal(net.unused.weight, before), net.training
+        (True, True, False)
+        >>> grads = [p.grad for p in net.used.parameters()]
+        >>> round(torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads])).item(), 4)
+        0.5
+
+        A class index out of range is torch's :class:`IndexError`, re-raised naming the
+        batch; a list of targets is torch's :class:`TypeError`, as it is:
+
+        >>> classifier = nn.Linear(1, 2)
+        >>> sgd = torch.optim.SGD(classifier.parameters(), lr=0.1)
+        >>> inputs = torch.tensor([[1.0], [2.0]])
+        >>> train_step(classifier, (inputs, torch.tensor([0, 5])), nn.CrossEntropyLoss(), sgd)
+        Traceback (most recent call last):
+          ...
+        ValueError: train_step() expects batch ... IndexError from loss_fn: Target 5 is out ...
+        >>> train_step(classifier, (inputs, [0, 1]), nn.CrossEntropyLoss(), sgd)
+        Traceback (most recent call last):
+          ...
+        TypeError: cross_entropy_loss(): argument 'target' (position 2) must be Tensor, not list
     """
     norm = _common(train_step, model, loss_fn, optimizer, max_grad_norm)
     inputs, targets = _split(train_step, batch, "batch")
@@ -382,6 +419,27 @@ def accumulate_step(
         >>> model.weight  # the same as train_step on the two samples at once
         Parameter containing:
         tensor([[1.]], requires_grad=True)
+
+        Micro-batches of different sizes give the whole batch's step; with batch
+        normalisation in training mode they do not:
+
+        >>> def steps(*layers):
+        ...     _ = torch.manual_seed(0)
+        ...     x, y = torch.randn(5, 3), torch.randn(5, 2)
+        ...     weights = []
+        ...     for accumulate in (False, True):
+        ...         _ = torch.manual_seed(1)
+        ...         net = nn.Sequential(nn.Linear(3, 2), *layers)
+        ...         sgd = torch.optim.SGD(net.parameters(), lr=0.1)
+        ...         if accumulate:
+        ...             accumulate_step(net, [(x[:2], y[:2]), (x[2:], y[2:])], nn.MSELoss(), sgd)
+        ...         else:
+        ...             train_step(net, (x, y), nn.MSELoss(), sgd)
+        ...         weights.append(net[0].weight.detach())
+        ...     return torch.allclose(*weights)
+        >>> from ptnotes.training import train_step
+        >>> steps(), steps(nn.BatchNorm1d(2))
+        (True, False)
     """
     me = accumulate_step
     norm = _common(me, model, loss_fn, optimizer, max_grad_norm)
