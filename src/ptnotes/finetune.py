@@ -108,7 +108,10 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
 
     Sets :attr:`~torch.Tensor.requires_grad` to ``False``: ``backward()`` then
     computes no gradient for them (and none for anything that only they depend on),
-    and an optimizer skips them because their ``grad`` stays ``None``.
+    and an optimizer skips them while their ``grad`` is ``None``. Freezing does not
+    clear a gradient they already hold: after a ``backward()``, call
+    ``optimizer.zero_grad()`` (``set_to_none=True``, the default) before freezing, or
+    the next ``step()`` still moves them (last example).
 
     Freezing does not touch the *buffers*: a :class:`torch.nn.BatchNorm2d` in training
     mode keeps updating its running mean and variance. Call ``.eval()`` on such
@@ -145,6 +148,24 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         Traceback (most recent call last):
           ...
         ValueError: freeze() expects pattern to be a pattern that matches a parameter name ...
+        >>> freeze(model, "features.*")  # matches, but all already frozen
+        []
+
+        Buffers go on changing; a gradient from before the freeze still moves a parameter:
+
+        >>> import torch
+        >>> from torch import nn
+        >>> net = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+        >>> sgd = torch.optim.SGD(net.parameters(), lr=0.1)
+        >>> net(torch.randn(4, 2)).sum().backward()
+        >>> frozen = freeze(net)
+        >>> _ = net(torch.randn(4, 2))
+        >>> net[1].num_batches_tracked.item()
+        2
+        >>> before = net[0].weight.clone()
+        >>> sgd.step()
+        >>> torch.equal(net[0].weight, before)
+        False
     """
     return _set_requires_grad(freeze, module, pattern, requires_grad=False)
 
@@ -327,6 +348,18 @@ def param_groups(
         Traceback (most recent call last):
           ...
         ValueError: param_groups() expects groups['fc.*'] to be options of ... got unknown key 'lrr'
+
+        A frozen parameter no pattern names is left out; one a pattern names is refused:
+
+        >>> from ptnotes.finetune import freeze
+        >>> freeze(model, "features.0.*")
+        ['features.0.weight', 'features.0.bias']
+        >>> [len(g["params"]) for g in param_groups(model, {"fc.*": {"lr": 1e-2}})]
+        [2, 2]
+        >>> param_groups(model, {"features.*": {"lr": 1e-3}})
+        Traceback (most recent call last):
+          ...
+        ValueError: param_groups() expects groups ... (group 'features.*'), which is frozen
     """
     me = param_groups
     model = check_type(me, "model", model, nn.Module)
