@@ -32,8 +32,9 @@ class GradNormRecorder:
     The parameters watched are those that require grad when the block starts. Entering
     is all-or-nothing: if registering a hook fails half-way, the hooks already registered
     are removed and the recorder can be entered again. Norms of ``float16`` and
-    ``bfloat16`` gradients are computed in ``float32`` (a ``float16`` sum of squares
-    overflows to ``inf`` above 65504).
+    ``bfloat16`` gradients are computed in ``float32``: a ``float16`` norm is ``inf``
+    wherever the norm exceeds 65504, even though every element of the gradient is finite
+    (last example).
 
     Args:
         model: the module whose parameters are watched.
@@ -77,6 +78,30 @@ class GradNormRecorder:
         tensor([[ 9., 12.]])
         >>> recorder.active
         False
+
+        With ``modules=True``, the gradient with respect to each leaf module's output; and
+        the hooks are gone after a block that raised:
+
+        >>> net = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+        >>> with GradNormRecorder(net, modules=True) as recorder:
+        ...     net(torch.ones(1, 2)).sum().backward()
+        >>> sorted(recorder.output_norms), recorder.output_norms["1"]
+        (['0', '1'], [1.0])
+        >>> try:
+        ...     with GradNormRecorder(net) as recorder:
+        ...         raise KeyError("inside the block")
+        ... except KeyError:
+        ...     pass
+        >>> recorder.active, dict(net[0].weight._backward_hooks or {})
+        (False, {})
+
+        A ``float16`` gradient whose norm is above 65504:
+
+        >>> half = nn.Linear(4, 1, bias=False).half()
+        >>> with GradNormRecorder(half) as recorder:
+        ...     half(torch.full((1, 4), 60000.0, dtype=torch.float16)).sum().backward()
+        >>> recorder.parameter_norms, torch.linalg.vector_norm(half.weight.grad).item()
+        ({'weight': [120000.0]}, inf)
     """
 
     def __init__(
