@@ -10,13 +10,15 @@ the value (converted where it says so) or raises with one message style::
 passed as the object itself, not as a string, so its name in a message cannot drift
 from the code (a class gives ``SmallCNN()``, a method ``BatchIndexSampler.set_epoch()``).
 
-Rules the checks enforce everywhere: a flag is a real :class:`bool` (``"False"`` and
-``0`` are refused, not read as truthy or falsy); a number is a real ``int`` or
-``float`` (not a ``bool``) and is never NaN; integer seeds are checked when they are
+Rules the checks enforce everywhere: a flag is a :class:`bool` (``"False"`` and
+``0`` are refused, not read as truthy or falsy); a number is an ``int`` or ``float``
+(not a ``bool``) and is never NaN; integer seeds are checked when they are
 given, not when they are first used. NumPy scalars count as what they are
-(``numpy.bool_`` as a bool, ``numpy.int64`` as an int, ``numpy.float32`` as a float) and
-are returned as the Python value, so ``shuffle=np.mean(x) > 0`` works. An integer must
-fit in ``int64`` (what torch stores it in), a number in a ``float``.
+(``numpy.bool_`` as a bool, ``numpy.int64`` as an int, ``numpy.float32`` as a float), and
+:func:`check_bool`, :func:`check_int` and :func:`check_number` return them as the Python
+value, so ``shuffle=np.mean(x) > 0`` works (:func:`check_optimizer_options` returns the
+options as given). An integer must fit in ``int64`` (what torch stores it in), a number
+in a ``float``.
 """
 
 from __future__ import annotations
@@ -379,12 +381,16 @@ def check_optimizer_options(
     """Return ``value`` as a dict if it holds options that ``optimizer`` accepts.
 
     A key must be a keyword of the optimizer's constructor (with ``optimizer=None``, of
-    any optimizer in :mod:`torch.optim`), so that a typo such as ``"lrr"`` fails here
-    rather than inside ``optimizer.step()``. A value must have the type of that
-    keyword's default: a finite number where the default is a number (a tensor too
-    for ``lr``), a ``bool`` for a flag, a tuple of finite numbers of the same length
-    for ``betas``-like options. ``"params"`` is refused: the parameters are not an
-    option.
+    any optimizer in :mod:`torch.optim`), so that a typo such as ``"lrr"`` fails here:
+    an optimizer keeps an unknown key in its parameter group and never reads it, so
+    ``optimizer.step()`` would run with the default instead, without an error. A value
+    must have the type of that keyword's default: a finite number where the default is
+    a number (a one-element tensor too for ``lr``), a ``bool`` for a flag, a tuple or list
+    of finite numbers of the same length for ``betas``-like options; and the optimizer's
+    constructor must accept it alone (its range checks: a negative ``lr``, say). Each
+    option is checked on its own: a rule across options, such as SGD's ``nesterov``
+    needing a ``momentum``, is left to the optimizer. ``"params"`` is refused: the
+    parameters are not an option.
 
     Examples:
         >>> import torch
@@ -400,6 +406,21 @@ def check_optimizer_options(
         Traceback (most recent call last):
           ...
         TypeError: param_groups() expects options['lr'] to be an int or float, got str 'x'
+
+        What torch does with the typo, and a rule across options that passes here:
+
+        >>> p = torch.zeros(1, requires_grad=True)
+        >>> sgd = torch.optim.SGD([{"params": [p], "lrr": 5.0}], lr=0.1)
+        >>> p.grad = torch.ones(1)
+        >>> sgd.step()
+        >>> round(p.item(), 4)  # lr 0.1 was used; "lrr" sits in the group, unread
+        -0.1
+        >>> check_optimizer_options(param_groups, "options", {"nesterov": True}, torch.optim.SGD)
+        {'nesterov': True}
+        >>> torch.optim.SGD([p], lr=0.1, nesterov=True)
+        Traceback (most recent call last):
+          ...
+        ValueError: Nesterov momentum requires a momentum and zero dampening
     """
     if not isinstance(value, Mapping):
         raise _fail(TypeError, caller, name, "a mapping such as {'lr': 0.01}", value)
