@@ -71,7 +71,9 @@ class TensorBatchDataset(Dataset[Batch]):
         :class:`~torch.utils.data.DataLoader` with automatic batching
         (``batch_size=B``) must be given a pass-through ``collate_fn`` (for example
         ``collate_fn=lambda batch: batch``); :func:`batched_loader` avoids the question
-        by turning automatic batching off.
+        by turning automatic batching off. Without one, the default ``collate_fn``
+        stacks the batch's tensors into one, without an error when their shapes agree
+        (last example).
 
     Args:
         *tensors: one or more tensors with the same size in dimension 0.
@@ -98,6 +100,17 @@ class TensorBatchDataset(Dataset[Batch]):
                 [10., 11.]])
         >>> yb
         tensor([0, 0, 1])
+
+        With automatic batching and the default ``collate_fn``, the batches of the two
+        tensors come stacked into one tensor:
+
+        >>> from torch.utils.data import DataLoader
+        >>> pairs = TensorBatchDataset(torch.arange(4.0), torch.arange(4.0) * 10)
+        >>> next(iter(DataLoader(pairs, batch_size=2)))
+        tensor([[ 0.,  1.],
+                [ 0., 10.]])
+        >>> next(iter(DataLoader(pairs, batch_size=2, collate_fn=lambda batch: batch)))
+        (tensor([0., 1.]), tensor([ 0., 10.]))
     """
 
     def __init__(self, *tensors: torch.Tensor) -> None:
@@ -135,7 +148,8 @@ class TensorBatchDataset(Dataset[Batch]):
 
         Raises:
             TypeError: if ``index`` is of another type.
-            ValueError: if an index tensor is not 1-D and integer.
+            ValueError: if an index tensor is not a 1-D ``int64`` or ``int32`` tensor
+                (an ``int16`` one or a boolean mask is refused too).
             IndexError: if an index is out of range.
         """
         if isinstance(index, int | slice) and not isinstance(index, bool):
@@ -157,7 +171,8 @@ class TensorBatchDataset(Dataset[Batch]):
 
         Raises:
             TypeError: if ``indices`` is not a sequence of ints or a tensor.
-            ValueError: if an index tensor is not 1-D and integer.
+            ValueError: if an index tensor is not a 1-D ``int64`` or ``int32`` tensor
+                (an ``int16`` one or a boolean mask is refused too).
             IndexError: if an index is out of range.
         """
         rows = _index_tensor(TensorBatchDataset.__getitems__, "indices", indices)
@@ -220,7 +235,8 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
     Every rank therefore gets a disjoint share of the same size ``n // num_replicas``
     (DistributedSampler's default pads instead, repeating a few samples so that no
     sample is left out; equal sizes matter because a rank with one batch more would
-    wait forever in the gradient all-reduce).
+    wait in the gradient all-reduce for ranks that have stopped, until the process
+    group's timeout).
 
     Shuffling is reproducible: with ``generator=None`` the permutation of an epoch is
     drawn from a generator seeded with ``seed + epoch``, so every rank draws the same
@@ -257,6 +273,8 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
         [[tensor([0, 2]), tensor([4])], [tensor([1, 3]), tensor([5])]]
         >>> sampler = BatchIndexSampler(6, batch_size=6, shuffle=True, seed=0)
         >>> first = next(iter(sampler))
+        >>> torch.equal(first, next(iter(sampler)))  # no set_epoch: the same order
+        True
         >>> sampler.set_epoch(1)
         >>> torch.equal(first, next(iter(sampler)))
         False
