@@ -127,6 +127,24 @@ def init_weights(module: nn.Module) -> None:
         Traceback (most recent call last):
           ...
         ValueError: init_weights() expects module to be a module with initialised ...
+
+        Running statistics stay; an orthogonal weight cannot take a Xavier draw, and the
+        refused module is left as it was:
+
+        >>> norm = nn.BatchNorm1d(2)
+        >>> _ = norm(torch.tensor([[0.0, 2.0], [2.0, 4.0]]))
+        >>> init_weights(norm)
+        >>> norm.running_mean
+        tensor([0.1000, 0.3000])
+        >>> from torch.nn.utils.parametrizations import orthogonal
+        >>> rotation = orthogonal(nn.Linear(3, 3))
+        >>> before = rotation.weight.clone()
+        >>> init_weights(rotation)
+        Traceback (most recent call last):
+          ...
+        ValueError: init_weights() expects module to be a module whose weight can take ...
+        >>> torch.allclose(rotation.weight, before)
+        True
     """
     check_type(init_weights, "module", module, nn.Module)
     kind = _isinstance_kind(module)
