@@ -71,7 +71,10 @@ def sequential_from(
     Args:
         layers: ``(name, module)`` pairs in forward order. Names must be unique,
             non-empty and contain no ``"."``; they are checked in every style, even
-            ``"positional"``, which then discards them.
+            ``"positional"``, which then discards them. A name that is already an
+            attribute of :class:`torch.nn.Sequential` (``"forward"``, ``"training"``)
+            passes these checks, and the named styles then get torch's
+            :class:`KeyError` from ``add_module``.
         style: ``"positional"``, ``"ordered_dict"`` or ``"add_module"``.
 
     Returns:
@@ -106,6 +109,24 @@ def sequential_from(
         ['conv1.weight', 'conv1.bias']
         >>> named[0] is named.conv1
         True
+
+        The same modules in two builds are shared, not copied; the two namings' state
+        dicts do not load into each other; a name that is an attribute is torch's error:
+
+        >>> shared = layers()
+        >>> by_position = sequential_from(shared, "positional")
+        >>> by_name = sequential_from(shared, "add_module")
+        >>> by_position[0].weight is by_name.conv1.weight
+        True
+        >>> by_name.load_state_dict(by_position.state_dict())
+        Traceback (most recent call last):
+          ...
+        RuntimeError: Error(s) in loading state_dict for Sequential:
+            Missing key(s) in state_dict: "conv1.weight", "conv1.bias". ...
+        >>> sequential_from([("forward", nn.ReLU())], "ordered_dict")
+        Traceback (most recent call last):
+          ...
+        KeyError: "attribute 'forward' already exists"
     """
     checked = _named_layers(layers)
     chosen = check_choice(sequential_from, "style", style, _STYLES)
