@@ -27,8 +27,10 @@ def to_numpy(tensor: torch.Tensor, *, copy: bool = False) -> npt.NDArray[np.gene
     Args:
         tensor: any dense tensor on any device.
         copy: if ``False`` (the default) a CPU tensor shares its memory with the
-            returned array, exactly as :meth:`torch.Tensor.numpy` does; pass ``True``
-            to get an independent array.
+            returned array, exactly as :meth:`torch.Tensor.numpy` does, except a lazily
+            conjugated or negated view (``z.conj()``), which ``.numpy()`` refuses and
+            which is resolved into a new tensor first; pass ``True`` to get an
+            independent array.
 
     Returns:
         A NumPy array with the same shape and the matching dtype.
@@ -55,6 +57,15 @@ def to_numpy(tensor: torch.Tensor, *, copy: bool = False) -> npt.NDArray[np.gene
         array([10.,  2.], dtype=float32)
         >>> to_numpy(w, copy=True) is a
         False
+
+        A conjugated view is resolved into a copy, even without ``copy=True``:
+
+        >>> z = torch.tensor([1 + 2j])
+        >>> conjugate = to_numpy(z.conj())
+        >>> with torch.no_grad():
+        ...     z[0] = 0
+        >>> conjugate
+        array([1.-2.j], dtype=complex64)
     """
     check_type(to_numpy, "tensor", tensor, torch.Tensor)
     copy_ = check_bool(to_numpy, "copy", copy)
