@@ -37,6 +37,12 @@ class SmallCNN(nn.Module):
         Linear(in_features=16, out_features=5, bias=True)
         >>> sum(p.numel() for p in model.parameters())
         1477
+        >>> model(torch.zeros(1, 3, 2, 3)).shape  # the smallest images: 2 x 2
+        torch.Size([1, 5])
+        >>> model(torch.zeros(1, 3, 1, 8))
+        Traceback (most recent call last):
+          ...
+        ValueError: SmallCNN.forward() expects x to be a batch ... with H, W >= 2 ...
     """
 
     feature_dim: int = 16
