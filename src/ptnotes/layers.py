@@ -135,8 +135,11 @@ class ConvBNReLU(nn.Sequential):
     The convolution has no bias because the batch norm right after it would cancel it:
     in training mode :class:`torch.nn.BatchNorm2d` subtracts the per-channel mean of the
     batch, and a per-channel constant added by the convolution shifts that mean by
-    exactly the same constant. The bias would cost parameters and compute and learn
-    nothing; the batch norm's own ``bias`` (its shift ``beta``) plays its role.
+    exactly the same constant. The bias would cost parameters and compute and, while the
+    batch norm is in training mode, learn nothing (its gradient is zero up to rounding);
+    the batch norm's own ``bias`` (its shift ``beta``) plays its role. In eval mode the
+    batch norm uses its fixed running statistics and cancels nothing: a bias there would
+    get a gradient (a fine-tune with the batch norms in eval mode would train it).
 
     Being a :class:`torch.nn.Sequential`, the block keeps the children ``"0"`` (conv),
     ``"1"`` (batch norm) and ``"2"`` (ReLU), so its ``state_dict`` keys read
@@ -178,6 +181,22 @@ class ConvBNReLU(nn.Sequential):
           (0): Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False)
           (1): BatchNorm2d(8, ...)
         )
+        >>> block[:2]
+        Traceback (most recent call last):
+          ...
+        TypeError: ConvBNReLU.__init__() missing 1 required positional argument: 'out_channels'
+
+        The gradient a convolution bias would get, batch norm in training and in eval mode:
+
+        >>> _ = torch.manual_seed(0)
+        >>> conv, norm = torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4)
+        >>> for mode in ("train", "eval"):
+        ...     conv.bias.grad = None
+        ...     out = getattr(norm, mode)()(conv(torch.randn(2, 3, 5, 5)))
+        ...     (out * torch.randn_like(out)).sum().backward()
+        ...     print(mode, torch.allclose(conv.bias.grad, torch.zeros(4), atol=1e-4))
+        train True
+        eval False
     """
 
     def __init__(
