@@ -302,6 +302,9 @@ def sort(
         >>> (values * torch.tensor([10.0, 20.0, 30.0])).sum().backward()
         >>> x.grad  # each weight goes back to where its value came from
         tensor([30., 10., 20.])
+        >>> x64 = torch.randn(5, dtype=torch.float64, requires_grad=True)
+        >>> torch.autograd.gradgradcheck(lambda t: sort(t)[0], (x64,))  # double backward
+        True
     """
     _floating(sort, x)
     ndim = max(x.dim(), 1)
@@ -322,8 +325,10 @@ class ClampInPlace(torch.autograd.Function):
     elsewhere; because ``x`` is overwritten, that mask is computed before the clamp
     and saved.
 
-    Like every in-place op, it refuses a leaf tensor that requires grad. Call it
-    through :func:`clamp_`.
+    Autograd refuses a leaf tensor that requires grad, and a view of one, but unlike
+    torch's own in-place ops it does so only after :meth:`forward` has run: the data
+    are already clamped when the :class:`RuntimeError` comes. Call it through
+    :func:`clamp_`, which refuses a leaf before touching it.
 
     Examples:
         >>> import torch
@@ -333,6 +338,13 @@ class ClampInPlace(torch.autograd.Function):
         True
         >>> x
         tensor([-1.0000,  0.5000,  1.0000])
+        >>> w = torch.tensor([-2.0, 0.5, 2.0], requires_grad=True)
+        >>> ClampInPlace.apply(w, -1.0, 1.0)
+        Traceback (most recent call last):
+          ...
+        RuntimeError: a leaf Variable that requires grad has been used in an in-place operation.
+        >>> w  # refused, yet clamped
+        tensor([-1.0000,  0.5000,  1.0000], requires_grad=True)
     """
 
     @staticmethod
@@ -387,6 +399,9 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
             is not an ``int`` or ``float``.
         ValueError: if a bound is NaN, ``min > max``, or ``x`` is a leaf that requires
             grad.
+        RuntimeError: torch's, if ``x`` is a view of a leaf that requires grad
+            (``w[:2]``): that is not checked first, so the view is clamped (and the leaf
+            with it) before autograd refuses it.
 
     Examples:
         >>> import torch
@@ -401,6 +416,23 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         >>> h.sum().backward()
         >>> w.grad
         tensor([0., 1., 0.])
+
+        The clamp bumps the version counter, so an op that saved the old value refuses
+        to backward; a view of a leaf is refused only after the write:
+
+        >>> h = w * 1
+        >>> square = h * h  # saves h
+        >>> _ = clamp_(h, -1.0, 1.0)
+        >>> square.sum().backward()
+        Traceback (most recent call last):
+          ...
+        RuntimeError: one of the variables needed for gradient computation has been modified ...
+        >>> clamp_(w[:2], -1.0, 1.0)
+        Traceback (most recent call last):
+          ...
+        RuntimeError: a view of a leaf Variable that requires grad is being used in an ...
+        >>> w
+        tensor([-1.0000,  0.5000,  2.0000], requires_grad=True)
     """
     _floating(clamp_, x)
     low = check_number(clamp_, "min", min, finite=False)
