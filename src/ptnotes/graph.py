@@ -160,6 +160,14 @@ def walk_graph(tensor: torch.Tensor) -> list[GraphNode]:
         self tensor(shape=(), dtype=torch.float32)
         >>> walk_graph(y)[2].variable is w
         True
+
+        After ``backward()`` the saved tensors are released; a leaf is its own graph:
+
+        >>> y.backward()
+        >>> walk_graph(y)[1].saved
+        (('other', '<freed>'), ('self', '<freed>'))
+        >>> [(node.name, node.kind) for node in walk_graph(w)]
+        [('AccumulateGrad', 'leaf')]
     """
     return _walk(_graph_tensor(walk_graph, tensor)).nodes
 
