@@ -168,6 +168,15 @@ def walk_graph(tensor: torch.Tensor) -> list[GraphNode]:
         (('other', '<freed>'), ('self', '<freed>'))
         >>> [(node.name, node.kind) for node in walk_graph(w)]
         [('AccumulateGrad', 'leaf')]
+
+        A comparison of ``w`` is not differentiable and has no graph to walk:
+
+        >>> (w > 0).grad_fn is None
+        True
+        >>> walk_graph(w > 0)
+        Traceback (most recent call last):
+          ...
+        ValueError: walk_graph() expects tensor to be a tensor with an autograd graph ...
     """
     return _walk(_graph_tensor(walk_graph, tensor)).nodes
 
