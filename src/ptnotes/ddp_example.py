@@ -84,13 +84,21 @@ def make_dataset(size: int = DATASET_SIZE, features: int = FEATURES) -> TensorDa
 def make_model(features: int = FEATURES) -> nn.Linear:
     """A float64 linear model with the same initial weights in every process.
 
-    The weights come from a private generator, so the global random state is left
-    alone.
+    The weights come from a private generator, so they are the same whatever the global
+    random state; building the :class:`torch.nn.Linear` (whose own initialisation is then
+    overwritten) still draws from the global generator and advances it.
 
     Examples:
+        >>> import torch
         >>> from ptnotes.ddp_example import make_model
+        >>> state = torch.get_rng_state()
         >>> make_model()
         Linear(in_features=4, out_features=1, bias=True)
+        >>> torch.equal(torch.get_rng_state(), state)
+        False
+        >>> _ = torch.manual_seed(123)
+        >>> torch.equal(make_model().weight, make_model().weight)
+        True
     """
     features = check_int(make_model, "features", features, minimum=1)
     model = nn.Linear(features, 1, dtype=torch.float64, device="cpu")

@@ -58,8 +58,9 @@ def find_free_port(host: str = "127.0.0.1") -> int:
 
     The operating system picks it: binding to port 0 assigns an unused port, which
     is read back and released. Another process could take it between this call and
-    its use; on one machine, within the fraction of a second :func:`run_parallel`
-    needs, that does not happen in practice.
+    its use. :func:`run_parallel` does not use this function for that reason: it keeps
+    its socket bound and hands it to the rendezvous store, so the port it reports
+    cannot be taken in between.
 
     Raises:
         TypeError: if ``host`` is not a str.
