@@ -3817,6 +3817,16 @@ def clamp_case(
     return build
 
 
+def clamp_view_case() -> Callable[[], tuple[tuple[object, ...], Callable[[], object]]]:
+    """clamp_ on a view of a leaf that requires grad: the leaf is what must stay unchanged."""
+
+    def build() -> tuple[tuple[object, ...], Callable[[], object]]:
+        leaf = torch.tensor([-2.0, 0.5, 2.0], requires_grad=True)
+        return (leaf,), lambda: clamp_(leaf[::2], -1.0, 1.0)
+
+    return build
+
+
 def epoch_case(epoch: object) -> Callable[[], tuple[tuple[object, ...], Callable[[], object]]]:
     def build() -> tuple[tuple[object, ...], Callable[[], object]]:
         sampler = BatchIndexSampler(4, 2, shuffle=True, seed=3)
@@ -4214,6 +4224,14 @@ STATE = [
     mutation(
         "functions:clamp_:leaf-requiring-grad",
         clamp_case(lambda: torch.ones(2, requires_grad=True), 0.0, 1.0),
+        ValueError,
+        "clamp_",
+        "x",
+    ),
+    mutation(
+        # autograd itself refuses a view of such a leaf only after the clamp has written it
+        "functions:clamp_:view-of-a-leaf-requiring-grad",
+        clamp_view_case(),
         ValueError,
         "clamp_",
         "x",

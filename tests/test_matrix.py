@@ -291,7 +291,9 @@ def test_the_index_answer_recorded_here_gives_the_twelve_releases_of_the_range()
     assert releases[0] == "2.4.1"
     assert releases[-1] == "2.15.0"
     assert len(releases) == 12
-    assert "2.13.0+cpu" in versions  # a local build is listed, and left out of the range
+    assert any(
+        v.endswith("+cpu") for v in versions
+    )  # a local build is listed, and left out of the range
 
 
 def test_a_release_that_has_just_appeared_on_the_index_joins_the_range() -> None:
@@ -374,22 +376,22 @@ def shard(
 
 
 def test_the_shard_key_names_release_device_and_platform() -> None:
-    made = shard("2.13.0", {A: "passed"}, platform="macos-arm64")
-    assert made["shard"] == {"release": "2.13.0", "device": "cpu", "platform": "macos-arm64",
-                             "column": "2.13.0+cpu@macos-arm64"}  # fmt: skip
-    assert matrix.column("2.13.0") == "2.13.0"
-    assert matrix.column("2.13.0", "cuda") == "2.13.0+cuda"
+    made = shard("2.12.1", {A: "passed"}, platform="macos-arm64")
+    assert made["shard"] == {"release": "2.12.1", "device": "cpu", "platform": "macos-arm64",
+                             "column": "2.12.1+cpu@macos-arm64"}  # fmt: skip
+    assert matrix.column("2.12.1") == "2.12.1"
+    assert matrix.column("2.12.1", "cuda") == "2.12.1+cuda"
 
 
 def test_another_platform_fills_its_own_column_beside_the_release() -> None:
     data = matrix.merge_shards(
         matrix.load_data(Path("/nonexistent")),
-        [shard("2.13.0", {A: "passed"}), shard("2.13.0", {A: "failed"}, platform="macos-arm64")],
+        [shard("2.12.1", {A: "passed"}), shard("2.12.1", {A: "failed"}, platform="macos-arm64")],
         [A, B],
     )
-    assert matrix.cpu_columns(data) == ["2.13.0"]
-    assert matrix.device_columns(data) == ["2.13.0+cpu@macos-arm64"]
-    assert matrix.outcome(data, A.key, "2.13.0") == "passed"
+    assert matrix.cpu_columns(data) == ["2.12.1"]
+    assert matrix.device_columns(data) == ["2.12.1+cpu@macos-arm64"]
+    assert matrix.outcome(data, A.key, "2.12.1") == "passed"
 
 
 def test_merging_shards_in_any_order_gives_the_same_file(tmp_path: Path) -> None:

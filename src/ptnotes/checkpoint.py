@@ -17,11 +17,11 @@ from torch import nn
 from torch.nn.parameter import is_lazy
 
 from ptnotes.validation import (
-    _builtin_optimizers,
-    _optimizer_defaults,
-    _public_name,
     argument_error,
+    builtin_optimizers,
     check_type,
+    optimizer_defaults,
+    public_name,
 )
 
 __all__ = ["Stateful", "load_checkpoint", "save_checkpoint"]
@@ -172,7 +172,7 @@ def _refuse_unloadable(name: str, value: object) -> None:
     if found is None:
         return
     where, part, reason = found
-    kind = _public_name(type(part))
+    kind = public_name(type(part))
     hint = ""
     if type(part).__module__.split(".")[0] == "numpy":
         hint = "; convert NumPy values first (torch.from_numpy(array), float(x), x.tolist())"
@@ -345,9 +345,9 @@ def save_checkpoint(
             "format_version": _FORMAT_VERSION,
             "ptnotes": _version(),
             "torch": str(torch.__version__),
-            "model": _public_name(type(model)),
-            "optimizer": _public_name(type(optimizer)),
-            "scheduler": None if scheduler is None else _public_name(type(scheduler)),
+            "model": public_name(type(model)),
+            "optimizer": public_name(type(optimizer)),
+            "scheduler": None if scheduler is None else public_name(type(scheduler)),
             "optimizer_parameters": layout,
         },
     }
@@ -466,14 +466,14 @@ def _check_model(
     expected = (
         f"a model with the checkpoint's parameters and buffers ({saved_model}, {_saved_with(meta)})"
     )
-    got = f"{_public_name(type(model))} with {'; '.join(parts)}"
+    got = f"{public_name(type(model))} with {'; '.join(parts)}"
     raise argument_error(load_checkpoint, "model", model, expected, got=got)
 
 
 def _check_class(name: str, value: object, saved: object, meta: Mapping[str, Any] | None) -> None:
     if meta is None or saved is None:
         return
-    current = _public_name(type(value))
+    current = public_name(type(value))
     if current != saved:
         expected = f"a {saved}, as in the checkpoint ({_saved_with(meta)})"
         raise argument_error(load_checkpoint, name, value, expected, got=f"a {current}")
@@ -481,7 +481,7 @@ def _check_class(name: str, value: object, saved: object, meta: Mapping[str, Any
 
 def _optimizer_options() -> set[str]:
     """Every constructor option of torch.optim's optimizers (not what schedulers add)."""
-    return {key for o in _builtin_optimizers() for key in _optimizer_defaults(o)}
+    return {key for o in builtin_optimizers() for key in optimizer_defaults(o)}
 
 
 def _check_options(name: str, value: object, saved_keys: set[str], current_keys: set[str]) -> None:
@@ -489,7 +489,7 @@ def _check_options(name: str, value: object, saved_keys: set[str], current_keys:
     if unknown:
         expected = "an object of the kind saved in the checkpoint"
         got = (
-            f"a {_public_name(type(value))}, which has no {', '.join(map(repr, unknown))} "
+            f"a {public_name(type(value))}, which has no {', '.join(map(repr, unknown))} "
             "(saved in the checkpoint)"
         )
         raise argument_error(load_checkpoint, name, value, expected, got=got)

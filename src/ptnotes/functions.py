@@ -398,10 +398,8 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         TypeError: if ``x`` is not a floating point :class:`torch.Tensor`, or a bound
             is not an ``int`` or ``float``.
         ValueError: if a bound is NaN, ``min > max``, or ``x`` is a leaf that requires
-            grad.
-        RuntimeError: torch's, if ``x`` is a view of a leaf that requires grad
-            (``w[:2]``): that is not checked first, so the view is clamped (and the leaf
-            with it) before autograd refuses it.
+            grad or a view of one (``w[:2]``), with grad mode on: refused before anything
+            is written.
 
     Examples:
         >>> import torch
@@ -418,7 +416,7 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         tensor([0., 1., 0.])
 
         The clamp bumps the version counter, so an op that saved the old value refuses
-        to backward; a view of a leaf is refused only after the write:
+        to backward; a view of a leaf is refused before anything is written:
 
         >>> h = w * 1
         >>> square = h * h  # saves h
@@ -430,9 +428,9 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         >>> clamp_(w[:2], -1.0, 1.0)
         Traceback (most recent call last):
           ...
-        RuntimeError: a view of a leaf Variable that requires grad is being used in an ...
+        ValueError: clamp_() expects x to be a tensor that may be modified in place, ...
         >>> w
-        tensor([-1.0000,  0.5000,  2.0000], requires_grad=True)
+        tensor([-2.0000,  0.5000,  2.0000], requires_grad=True)
     """
     _floating(clamp_, x)
     low = check_number(clamp_, "min", min, finite=False)
@@ -442,10 +440,14 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
     # x.clamp_ refuses a bound beyond the dtype's range (1e6 for float16); rounded to the
     # dtype first, such a bound becomes inf, which is what it means there
     low, high = (torch.tensor(b, dtype=torch.float64).to(x.dtype).item() for b in (low, high))
+    expected = (
+        "a tensor that may be modified in place, not a leaf that requires grad or a view of "
+        "one (clamp a copy, x * 1 or x.clone(), or work under torch.no_grad())"
+    )
     if x.is_leaf and x.requires_grad and torch.is_grad_enabled():
-        expected = (
-            "a tensor that may be modified in place, not a leaf that requires grad "
-            "(clamp a copy, x * 1 or x.clone(), or work under torch.no_grad())"
-        )
         raise argument_error(clamp_, "x", x, expected, got="a leaf tensor that requires grad")
+    base = x._base
+    if base is not None and base.is_leaf and base.requires_grad and torch.is_grad_enabled():
+        # autograd would refuse it only after ClampInPlace.forward had written the leaf
+        raise argument_error(clamp_, "x", x, expected, got="a view of a leaf that requires grad")
     return cast(torch.Tensor, _apply(ClampInPlace, x, low, high))

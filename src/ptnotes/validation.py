@@ -76,20 +76,20 @@ def _describe(value: object) -> str:
     if isinstance(value, torch.Tensor):
         return f"Tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
     if isinstance(value, np.generic):  # "numpy.bool True", not "bool True"
-        return f"{_public_name(type(value))} {_SHORT.repr(value.item())}"
+        return f"{public_name(type(value))} {_SHORT.repr(value.item())}"
     if value is None or isinstance(value, bool | int | float | str | bytes):
         return f"{kind} {_SHORT.repr(value)}"
     return kind
 
 
-def _public_name(cls: type) -> str:
+def public_name(cls: type) -> str:
     """How messages name a class: its public path, ``torch.nn.Linear`` rather than
     ``torch.nn.modules.linear.Linear``; ``str`` for builtins; ``numpy.float64``.
 
     Examples:
         >>> import torch
-        >>> from ptnotes.validation import _public_name
-        >>> _public_name(torch.optim.AdamW), _public_name(dict)
+        >>> from ptnotes.validation import public_name
+        >>> public_name(torch.optim.AdamW), public_name(dict)
         ('torch.optim.AdamW', 'dict')
     """
     for prefix in ("torch.nn", "torch.optim", "torch.utils.data", "torch"):
@@ -174,7 +174,7 @@ def check_type(
         return value
     if expected is None:
         classes = types if isinstance(types, tuple) else (types,)
-        expected = "a " + " or ".join(_public_name(c) for c in classes)
+        expected = "a " + " or ".join(public_name(c) for c in classes)
     raise _fail(TypeError, caller, name, expected, value)
 
 
@@ -352,7 +352,7 @@ def check_choice(caller: Callable[..., Any], name: str, value: object, choices: 
     return value  # a member of choices, so a T
 
 
-def _optimizer_defaults(optimizer: type[torch.optim.Optimizer]) -> dict[str, Any]:
+def optimizer_defaults(optimizer: type[torch.optim.Optimizer]) -> dict[str, Any]:
     """The keyword options of an optimizer's constructor and their defaults."""
     signature = inspect.signature(optimizer)
     return {
@@ -362,7 +362,7 @@ def _optimizer_defaults(optimizer: type[torch.optim.Optimizer]) -> dict[str, Any
     }
 
 
-def _builtin_optimizers() -> list[type[torch.optim.Optimizer]]:
+def builtin_optimizers() -> list[type[torch.optim.Optimizer]]:
     found = [getattr(torch.optim, n) for n in dir(torch.optim) if not n.startswith("_")]
     return [
         o
@@ -426,7 +426,7 @@ def check_optimizer_options(
         raise _fail(TypeError, caller, name, "a mapping such as {'lr': 0.01}", value)
     if optimizer is None:
         label = "a torch.optim optimizer"
-        candidates = _builtin_optimizers()
+        candidates = builtin_optimizers()
     else:
         check_type(caller, "optimizer", optimizer, type)
         if not issubclass(optimizer, torch.optim.Optimizer):
@@ -437,7 +437,7 @@ def check_optimizer_options(
         candidates = [optimizer]
     defaults: dict[str, list[Any]] = {}
     for candidate in candidates:
-        for key, default in _optimizer_defaults(candidate).items():
+        for key, default in optimizer_defaults(candidate).items():
             defaults.setdefault(key, []).append(default)
     result: dict[str, Any] = {}
     for key, option in value.items():
@@ -492,7 +492,7 @@ def _accepted_by_constructor(
     """Refuse ``option`` if every optimizer that has ``key`` refuses it in its constructor."""
     refusals = []
     for candidate in candidates:
-        if key not in _optimizer_defaults(candidate):
+        if key not in optimizer_defaults(candidate):
             continue
         refusal = _constructor_refusal(candidate, key, option)
         if not refusal:

@@ -143,7 +143,7 @@ def current_examples(settings: Settings | None = None) -> list[Example]:
 
 
 #: The platform of the plain release columns (``2.13.0``); a run on another platform fills a
-#: column of its own (``2.13.0+cpu@macos-arm64``).
+#: column of its own (``2.12.1+cpu@macos-arm64``).
 DEFAULT_PLATFORM = "linux-x86_64"
 
 
@@ -160,7 +160,7 @@ def column(release: str, device: str = "cpu", platform: str = DEFAULT_PLATFORM) 
     """The matrix column of a run: its release, device and platform.
 
     CPU on the default platform is the release alone (the columns the stamps read); another
-    device adds ``+cuda``, another platform ``@<platform>`` (``2.13.0+cpu@macos-arm64``), so
+    device adds ``+cuda``, another platform ``@<platform>`` (``2.12.1+cpu@macos-arm64``), so
     each fills a column of its own through the same merge.
     """
     if platform == DEFAULT_PLATFORM:

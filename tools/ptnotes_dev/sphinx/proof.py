@@ -30,14 +30,22 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx import addnodes
 from sphinx.application import Sphinx
+from sphinx.locale import get_translation
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from ptnotes_dev import matrix as data_model
 from ptnotes_dev.settings import load
-from ptnotes_dev.sphinx.matrix import _
+from ptnotes_dev.sphinx.matrix import CATALOG
 
 logger = logging.getLogger(__name__)
+_translate = get_translation(CATALOG)
+
+
+def _(message: str) -> str:
+    """``message`` in the language of the edition being built (the extension catalog)."""
+    return str(_translate(message))
+
 
 #: Every message this extension writes (tests/test_proof.py checks the catalogs have them).
 MESSAGES = ("show me", "Source:", "{function} in {path}, torch {release}")
@@ -51,7 +59,7 @@ _SOURCE_NOTE = re.compile(r"^\s*:{3,}\{torch-source\}", re.MULTILINE)
 
 
 def pinned_release() -> str:
-    """The torch release the site pins (``torch==2.13.0`` → ``2.13.0``)."""
+    """The torch release the site pins (``torch==X.Y.Z`` → ``X.Y.Z``)."""
     spec = load().torch
     match = re.fullmatch(r"torch\s*==\s*([\w.+]+)", spec.strip())
     if match is None:
