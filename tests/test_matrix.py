@@ -530,3 +530,12 @@ def test_the_platform_of_a_run_is_named_the_same_everywhere(
     monkeypatch.setattr(matrix.platform, "system", lambda: system)
     monkeypatch.setattr(matrix.platform, "machine", lambda: machine)
     assert matrix.current_platform() == expected
+
+
+def test_a_failure_output_is_shown_without_terminal_escapes() -> None:
+    data = {
+        "examples": {
+            "k": {"results": {"2.5.1": {"output": "two options, \x1b[1mdo those\x1b[0m."}}}
+        }
+    }
+    assert matrix.failure_output(data, "k", "2.5.1") == "two options, do those."

@@ -1169,9 +1169,14 @@ def holds_since(data: Mapping[str, Any], keys: Sequence[str], columns: Sequence[
     return since
 
 
+#: Terminal control sequences (torch bolds part of the weights_only message): not text.
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
 def failure_output(data: Mapping[str, Any], key: str, name: str) -> str:
+    """What an example printed on release ``name`` where it failed, as text (no escapes)."""
     result = data.get("examples", {}).get(key, {}).get("results", {}).get(name, {})
-    return str(result.get("output", ""))
+    return _ANSI.sub("", str(result.get("output", "")))
 
 
 def passing(data: Mapping[str, Any], keys: Sequence[str], columns: Sequence[str]) -> list[str]:
