@@ -60,6 +60,9 @@ RECORD = DOCS / "dev" / "reviews.toml"
 EXAMPLE_FENCES = {"pycon", "python", "py", "text", "console"}
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*(\{[\w-]+\}\s*)?([\w-]*)")
 _LEDGER = re.compile(r"^:{3,}\{claims[\w-]*\}", re.MULTILINE)
+#: The line that makes the next example a practice drill (ptnotes_dev.sphinx.practice): a
+#: choice of example, not a statement, so it is left out of the prose hash.
+_DRILL = re.compile(r"^%\s*practice\s*$")
 
 
 def ledger_files(root: Path) -> list[Path]:
@@ -86,6 +89,8 @@ def prose(text: str) -> str:
     kept: list[str] = []
     closing: str | None = None
     for line in text.splitlines():
+        if _DRILL.match(line):
+            continue
         if closing is not None:
             if line.strip() == closing:
                 closing = None
