@@ -43,6 +43,7 @@ extensions = [
     "ptnotes_dev.sphinx.gallery_titles",
     "ptnotes_dev.sphinx.autograd_graph",
     "ptnotes_dev.sphinx.proof",
+    "ptnotes_dev.sphinx.practice",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
@@ -134,6 +135,10 @@ html_favicon = "_static/favicon.svg"
 html_last_updated_fmt = None
 html_show_sourcelink = False
 html_context = {"default_mode": "light"}
+# Pages outside the sections (glossary, claims, errata, compatibility, bench, interview) have
+# no section navigation: no primary sidebar rather than an empty one
+# with a "Collapse Sidebar" button. `*` matches top-level documents only.
+html_sidebars = {"*": []}
 html_theme_options = {
     "navbar_end": ["version-switcher", "theme-switcher"],
     # "version-switcher" is the language switcher, rendered with each page from

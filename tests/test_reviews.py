@@ -29,9 +29,17 @@ def test_no_record_names_a_page_that_does_not_exist() -> None:
     assert sorted(set(BY_PAGE) - set(PAGES)) == []
 
 
-def test_prose_leaves_example_bodies_out() -> None:
+def test_prose_leaves_examples_out() -> None:
     page = "Text.\n\n```pycon\n>>> 1 + 1\n2\n```\n\n:::{note}\nKept.\n:::\n"
-    assert reviews.prose(page) == "Text.\n\n```pycon\n```\n\n:::{note}\nKept.\n:::\n"
+    assert reviews.prose(page) == "Text.\n\n:::{note}\nKept.\n:::\n"
+
+
+def test_adding_an_example_or_a_drill_keeps_the_hash() -> None:
+    first = "Text.\n\n(p-a)=\n```pycon\n>>> 1\n1\n```\n\nMore.\n"
+    drilled = first.replace("(p-a)=", "% practice\n(p-a)=")
+    added = first.replace("\nMore.", "\n% practice\n(p-b)=\n\n```pycon\n>>> 2\n2\n```\n\nMore.")
+    assert reviews.prose(first) == reviews.prose(drilled) == reviews.prose(added)
+    assert reviews.prose(first) != reviews.prose(first.replace("More.", "Other."))
 
 
 def test_an_output_change_keeps_the_hash_and_a_sentence_change_does_not() -> None:

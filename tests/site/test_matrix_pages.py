@@ -59,6 +59,11 @@ def test_every_page_with_examples_has_its_stamp(site_dir: Path, lang: str, doc: 
     if status.failed_on:  # a run of releases is written first - last
         assert status.failed_on[0] in text, (doc, lang, text)
         assert status.failed_on[-1] in text, (doc, lang, text)
+        # How many of the page's examples differ, out of how many: not "the page fails".
+        differ = sum(any(matrix.outcome(DATA, k, c) == "failed" for c in CPU) for k in KEYS[doc])
+        assert f"{differ} of {len(KEYS[doc])} " in text or (
+            f"{len(KEYS[doc])} 个示例中有 {differ} 个" in text
+        ), (doc, lang, text)
     if status.unrecorded:
         assert str(status.unrecorded) in text, (doc, lang, text)
 

@@ -63,6 +63,7 @@ _LEDGER = re.compile(r"^:{3,}\{claims[\w-]*\}", re.MULTILINE)
 #: The line that makes the next example a practice drill (ptnotes_dev.sphinx.practice): a
 #: choice of example, not a statement, so it is left out of the prose hash.
 _DRILL = re.compile(r"^%\s*practice\s*$")
+_ANCHOR = re.compile(r"^\([\w-]+\)=\s*$")
 
 
 def ledger_files(root: Path) -> list[Path]:
@@ -85,22 +86,28 @@ def pages(docs: Path = DOCS) -> list[str]:
 
 
 def prose(text: str) -> str:
-    """The page's source less the bodies of its example fences (code and expected output)."""
+    """What a reader reads as text: the page's source less its example fences.
+
+    Also left out, because they state nothing: the ``(label)=`` anchors and the practice
+    markers (``% practice``). Runs of blank lines count as one. So adding an example, or
+    choosing one as a drill, leaves the record current; changing a sentence does not.
+    """
     kept: list[str] = []
     closing: str | None = None
     for line in text.splitlines():
-        if _DRILL.match(line):
-            continue
         if closing is not None:
             if line.strip() == closing:
                 closing = None
-                kept.append(line)
+            continue
+        if _DRILL.match(line) or _ANCHOR.match(line):
             continue
         match = _FENCE.match(line)
         if match and match.group(4) in EXAMPLE_FENCES and not match.group(3):
             closing = match.group(2)
-        kept.append(line)
-    return "\n".join(line.rstrip() for line in kept).strip() + "\n"
+            continue
+        kept.append(line.rstrip())
+    collapsed = [ln for i, ln in enumerate(kept) if ln or (i > 0 and kept[i - 1])]
+    return "\n".join(collapsed).strip() + "\n"
 
 
 def _docstrings(module: str, root: Path) -> str:

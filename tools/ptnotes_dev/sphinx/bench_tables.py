@@ -35,6 +35,8 @@ from docutils.statemachine import StringList
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
+from ptnotes_dev.settings import load as load_settings
+
 PARTS = ("environment", "summary", "unmet", "details", "build-cost")
 DEFAULT_FILE = "_data/bench.json"
 
@@ -357,9 +359,6 @@ class BenchResults(SphinxDirective):
 HEADERS = {"time": "Median time", "throughput": "Median throughput", "memory": "Median memory"}
 
 
-EDITIONS = {"en": "English", "zh_CN": "Chinese"}
-
-
 def _met(w: _Writer, goal: Mapping[str, Any]) -> str:
     """A tick, or a bold cross: language-neutral data, so outcomes never touch the catalogs."""
     return w.datum("\u2713") if goal["met"] else w.datum(("strong", "\u2717"))
@@ -373,7 +372,9 @@ def _settings(record: Mapping[str, Any]) -> list[Segment]:
 
 
 def _noop_label(language: str) -> str:
-    return f"No-op rebuild / clean build, {EDITIONS.get(language, language)} edition"
+    """The row of one edition's build cost, named as ``[tool.ptnotes] languages`` names it."""
+    names = {lang.code: lang.name for lang in load_settings().languages}
+    return f"No-op rebuild / clean build, {names.get(language, language)} edition"
 
 
 def _load(values: Sequence[float] | None) -> str:

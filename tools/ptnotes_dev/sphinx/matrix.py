@@ -60,7 +60,8 @@ MESSAGES = (
     "all {count} examples pass on torch {releases}",
     "on {devices}",
     "last run {date}",
-    "fails on torch {releases}",
+    "1 of {count} examples differs on torch {releases}: see its note below",
+    "{failed} of {count} examples differ on torch {releases}: see their notes below",
     "{count} example(s) changed since the last matrix run: checked by CI on {torch} until the "
     "matrix runs again",
     "see the compatibility page",
@@ -152,9 +153,21 @@ def stamp_text(app: Sphinx, doc: str) -> str | None:
             text += " " + _("on {devices}").format(devices=", ".join(passing_devices))
         parts.append(text)
     if status.failed_on:
+        # How many examples differ, not "fails": most of a page holds on those releases too,
+        # and each example that differs has its own note under the stamp.
+        failed = sum(
+            any(data_model.outcome(data, key, c) == "failed" for c in cpu) for key in page_keys
+        )
+        message = (
+            _("1 of {count} examples differs on torch {releases}: see its note below")
+            if failed == 1
+            else _("{failed} of {count} examples differ on torch {releases}: see their notes below")
+        )
         parts.append(
-            _("fails on torch {releases}").format(
-                releases=release_span(list(status.failed_on), cpu)
+            message.format(
+                failed=failed,
+                count=len(page_keys),
+                releases=release_span(list(status.failed_on), cpu),
             )
         )
     cuda_only = cuda_examples(data, page_keys)
