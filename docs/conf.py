@@ -44,6 +44,8 @@ extensions = [
     "ptnotes_dev.sphinx.autograd_graph",
     "ptnotes_dev.sphinx.proof",
     "ptnotes_dev.sphinx.practice",
+    "ptnotes_dev.sphinx.notebooks",
+    "ptnotes_dev.sphinx.reader_links",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}

@@ -43,6 +43,27 @@ class Language:
 
 
 @dataclass(frozen=True)
+class Repository:
+    """Where the project lives on GitHub (``[tool.ptnotes.repository]``), for reader links.
+
+    Attributes:
+        url: ``https://github.com/<owner>/<name>``.
+        branch: the branch the pages are edited on.
+        pages_branch: the branch the built site is published to (its notebooks open in Colab
+            from there).
+    """
+
+    url: str
+    branch: str = "main"
+    pages_branch: str = "gh-pages"
+
+    @property
+    def slug(self) -> str:
+        """``<owner>/<name>``."""
+        return self.url.removeprefix("https://github.com/")
+
+
+@dataclass(frozen=True)
 class Settings:
     """The ``[tool.ptnotes]`` table, checked and typed."""
 
@@ -52,6 +73,8 @@ class Settings:
     doctest_targets: tuple[str, ...]
     torch: str
     torch_range: str
+    #: None when the table names no repository: the site then shows no edit/report links.
+    repository: Repository | None = None
 
     @property
     def language_codes(self) -> tuple[str, ...]:
@@ -127,6 +150,33 @@ def _torch_range(project: dict[str, Any]) -> str:
     raise ValueError("[project] dependencies names no torch requirement")
 
 
+_GITHUB = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+$")
+
+
+def _repository(table: dict[str, Any]) -> Repository | None:
+    entry = table.get("repository")
+    if entry is None:
+        return None
+    if not isinstance(entry, dict):
+        raise ValueError("[tool.ptnotes] repository must be a table (url, branch, pages-branch)")
+    unknown = set(entry) - {"url", "branch", "pages-branch"}
+    if unknown:
+        raise ValueError(f"[tool.ptnotes.repository] unknown key(s): {', '.join(sorted(unknown))}")
+    url = entry.get("url")
+    if not isinstance(url, str) or not _GITHUB.match(url):
+        raise ValueError(
+            f"[tool.ptnotes.repository] url must be https://github.com/<owner>/<name>, got {url!r}"
+        )
+    branches = {key: entry.get(key, default) for key, default in
+                (("branch", "main"), ("pages-branch", "gh-pages"))}  # fmt: skip
+    for key, value in branches.items():
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(
+                f"[tool.ptnotes.repository] {key} must be a branch name, got {value!r}"
+            )
+    return Repository(url, branches["branch"], branches["pages-branch"])
+
+
 def parse(data: dict[str, Any], root: Path) -> Settings:
     """Settings from a parsed ``pyproject.toml``; ValueError names the bad key."""
     table = data.get("tool", {}).get("ptnotes")
@@ -148,6 +198,7 @@ def parse(data: dict[str, Any], root: Path) -> Settings:
         doctest_targets=_strings(table, "doctest-targets"),
         torch=torch,
         torch_range=_torch_range(data.get("project", {})),
+        repository=_repository(table),
     )
 
 

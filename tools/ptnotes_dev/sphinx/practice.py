@@ -210,9 +210,7 @@ def _drill_nodes(
     if note is not None:
         box += note
     uri = app.builder.get_relative_uri(here, docname) if here != docname else ""
-    link = nodes.reference(
-        "", record["section"], internal=True, refuri=f"{uri}#{record['label']}"
-    )
+    link = nodes.reference("", record["section"], internal=True, refuri=f"{uri}#{record['label']}")
     explained = nodes.paragraph("", "")
     explained["translatable"] = False
     before, _sep, after = _("Explained in: {section}").partition("{section}")
@@ -236,7 +234,7 @@ class PracticeDrills(SphinxDirective):
         section = self.options.get("section", "").strip()
         if section and section not in SECTIONS:
             raise self.error(f"no section {section!r} (one of {', '.join(SECTIONS)})")
-        pages = getattr(self.env, "ptnotes_practice_pages", set())
+        pages: set[str] = getattr(self.env, "ptnotes_practice_pages", set())
         pages.add(self.env.docname)
         self.env.ptnotes_practice_pages = pages  # type: ignore[attr-defined]
         return [practice_list("", section=section)]
@@ -290,7 +288,7 @@ def _purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
 
 def _merge(app: Sphinx, env: BuildEnvironment, docnames: set[str], other: Any) -> None:
     _env_drills(env).update(getattr(other, "ptnotes_drills", {}))
-    pages = getattr(env, "ptnotes_practice_pages", set())
+    pages: set[str] = getattr(env, "ptnotes_practice_pages", set())
     pages |= getattr(other, "ptnotes_practice_pages", set())
     env.ptnotes_practice_pages = pages  # type: ignore[attr-defined]
 
