@@ -89,8 +89,9 @@ intersphinx_mapping = {
 }
 intersphinx_timeout = 5
 # NumPy publishes no inventory that can be had offline here (no Debian package, not in the
-# wheel), so NumPy types in signatures stay plain text instead of failing the nitpicky build.
-nitpick_ignore_regex = [("py:class", r"(np|npt|numpy)\..*")]
+# wheel), so NumPy names (types in signatures, functions in prose) stay plain text instead of
+# failing the nitpicky build.
+nitpick_ignore_regex = [("py:(class|func|mod|data|obj)", r"(np|npt|numpy)(\..*)?")]
 # A type variable of ptnotes.validation's signatures: autodoc names it, nothing documents it.
 nitpick_ignore = [("py:class", "ptnotes.validation.T")]
 
