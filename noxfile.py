@@ -17,7 +17,9 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
 import tomllib
+import zipfile
 from pathlib import Path
 
 import nox
@@ -26,7 +28,9 @@ nox.needs_version = ">=2025.2.9"
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_venv = "yes"
 nox.options.error_on_external_run = True
-nox.options.sessions = ["lint", "tests", "doctest", "doctest_numerics", "docs", "browser"]
+nox.options.sessions = [
+    "lint", "tests", "doctest", "doctest_numerics", "docs", "offline", "browser"
+]  # fmt: skip
 
 ROOT = Path(__file__).resolve().parent
 DOCS = ROOT / "docs"
@@ -242,6 +246,79 @@ def docs(session: nox.Session) -> None:
         sphinx_build(session, language, *session.posargs)
     session.run("python", "-m", "ptnotes_dev.site", str(BUILD / "html"))
     session.log(f"site ready: open {BUILD / 'html' / 'index.html'}")
+
+
+#: What `nox -s offline` needs from Debian: a command each, or (fonts, language support) a
+#: package whose files have no command of their own.
+OFFLINE_COMMANDS = {"xelatex": "texlive-xetex", "latexmk": "latexmk", "epubcheck": "epubcheck"}
+OFFLINE_PACKAGES = (
+    "texlive-lang-chinese",
+    "texlive-latex-recommended",
+    "texlive-latex-extra",
+    "texlive-fonts-recommended",
+    "fonts-noto-cjk",
+)
+
+
+def ensure_debian_packages(session: nox.Session, packages: tuple[str, ...]) -> None:
+    """Like :func:`ensure_system_commands`, for packages that install no command."""
+    if not shutil.which("dpkg-query"):
+        session.error(f"not a Debian system: install {', '.join(packages)} by hand")
+
+    def installed(name: str) -> bool:
+        query = ["dpkg-query", "-W", "-f=${Status}", name]
+        status = subprocess.run(query, capture_output=True, text=True, check=False).stdout
+        return status == "install ok installed"
+
+    missing = [name for name in packages if not installed(name)]
+    if missing:
+        ensure_system_commands(session, {f"<{name}>": name for name in missing})
+
+
+@nox.session
+def offline(session: nox.Session) -> None:
+    """The site to take along, per edition, into build/html/<edition>/_offline/: a zip archive of
+    the built edition, an EPUB (Sphinx's builder, checked by epubcheck) and a PDF (Sphinx's
+    LaTeX builder through xelatex; Chinese with xeCJK and Debian's Noto CJK fonts).
+
+    Needs `nox -s docs` first (the archive is the built edition). Installs Debian's TeX Live,
+    latexmk, epubcheck and the Noto CJK fonts with apt-get when they are missing (as root).
+    """
+    ensure_system_commands(session, {**OFFLINE_COMMANDS, "dot": "graphviz"})
+    ensure_debian_packages(session, OFFLINE_PACKAGES)
+    install(session, "docs")
+    for language in LANGUAGES:
+        edition = BUILD / "html" / language
+        if not (edition / "index.html").exists():
+            session.error(f"no {language} edition in {edition}: run `nox -s docs` first")
+        target = edition / "_offline"
+        target.mkdir(exist_ok=True)
+        for builder in ("epub", "latex"):
+            session.run(
+                "sphinx-build", "-b", builder, *SPHINX_FLAGS, "-D", f"language={language}",
+                "-d", str(BUILD / "doctrees" / f"{builder}-{language}"),
+                str(DOCS), str(BUILD / builder / language), env=torch_env(),
+            )  # fmt: skip
+        epub = BUILD / "epub" / language / "ptnotes.epub"
+        session.run("epubcheck", "--quiet", str(epub), external=True)
+        latex = BUILD / "latex" / language
+        with session.chdir(latex):
+            session.run(
+                "latexmk", "-xelatex", "-interaction=nonstopmode", "-halt-on-error", "-quiet",
+                "ptnotes.tex", external=True,
+            )  # fmt: skip
+        shutil.copyfile(epub, target / f"ptnotes-{language}.epub")
+        shutil.copyfile(latex / "ptnotes.pdf", target / f"ptnotes-{language}.pdf")
+        # The archive of the edition, its own _offline folder left out, written beside it
+        # first: a half-written zip never takes the place of a whole one.
+        partial = target / f".ptnotes-{language}.zip.partial"
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(edition.rglob("*")):
+                relative = path.relative_to(edition)
+                if path.is_file() and relative.parts[0] != "_offline":
+                    archive.write(path, Path(f"ptnotes-{language}") / relative)
+        os.replace(partial, target / f"ptnotes-{language}.zip")
+        session.log(f"{language}: {', '.join(sorted(p.name for p in target.iterdir()))}")
 
 
 @nox.session

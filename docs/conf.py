@@ -46,6 +46,7 @@ extensions = [
     "ptnotes_dev.sphinx.practice",
     "ptnotes_dev.sphinx.notebooks",
     "ptnotes_dev.sphinx.reader_links",
+    "ptnotes_dev.sphinx.offline",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
@@ -166,3 +167,30 @@ ptnotes_bench_file = "_data/bench.json"
 ptnotes_matrix_file = "_data/matrix.json"
 ptnotes_matrix_page = "compatibility"
 ptnotes_search_glossary = "locales/{language}/LC_MESSAGES/glossary.po"
+
+
+# -- the copies to take along (nox -s offline) ---------------------------------
+# EPUB: Sphinx's own builder; epubcheck validates the file.
+epub_basename = "ptnotes"
+epub_show_urls = "no"
+# The gallery's downloads (.py, .ipynb, .zip) have no EPUB media type: left out, not warned.
+epub_exclude_files = ["search.html"]
+suppress_warnings = ["epub.unknown_project_files"]
+# PDF: Sphinx's LaTeX builder through xelatex. Both editions load xeCJK with Debian's Noto CJK
+# fonts (the English one names 简体中文 too); the rest stays in Latin Modern.
+latex_engine = "xelatex"
+latex_documents = [("index", "ptnotes.tex", "ptnotes", author, "manual")]
+latex_elements = {
+    "fontenc": r"\usepackage{xeCJK}",
+    "fontpkg": (
+        r"\setCJKmainfont{Noto Serif CJK SC}"
+        r"\setCJKsansfont{Noto Sans CJK SC}"
+        r"\setCJKmonofont{Noto Sans Mono CJK SC}"
+    ),
+    "fvset": r"\fvset{fontsize=\small,formatcom=\xeCJKVerbAddon}",
+    "preamble": r"\usepackage{newunicodechar}\newunicodechar{✓}{\checkmark}"
+    r"\newunicodechar{✗}{$\times$}",
+    "printindex": "",
+}
+latex_show_urls = "no"
+

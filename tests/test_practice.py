@@ -82,9 +82,25 @@ def test_drill_separates_question_from_answer() -> None:
     assert drill.output == "2"
 
 
+@pytest.mark.parametrize("module", ["practice", "notebooks", "reader_links", "offline"])
 @pytest.mark.parametrize("language", [lang.code for lang in SETTINGS.translations])
-def test_every_practice_message_is_translated(language: str) -> None:
+def test_every_message_of_the_reader_extensions_is_translated(language: str, module: str) -> None:
+    import ast
+    import importlib
+
+    extension = importlib.import_module(f"ptnotes_dev.sphinx.{module}")
+    tree = ast.parse(Path(extension.__file__ or "").read_text(encoding="utf-8"))
+    used = {
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "_"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    }
+    assert used == set(extension.MESSAGES)
     path = DOCS / "locales" / language / "LC_MESSAGES" / "ptnotes_dev.po"
     with Path(path).open("rb") as handle:
         catalog = {m.id: m.string for m in read_po(handle) if m.id and not m.fuzzy}
-    assert [m for m in practice.MESSAGES if not catalog.get(m)] == []
+    assert [m for m in extension.MESSAGES if not catalog.get(m)] == []
