@@ -51,6 +51,7 @@ from ptnotes.hooks import GradNormRecorder
 from ptnotes.init import classname_init, init_weights, string_dispatch_mismatches
 from ptnotes.layers import ConvBNReLU, Linear
 from ptnotes.models import SmallCNN
+from ptnotes.reproducibility import MAX_GLOBAL_SEED, seed_everything, seed_worker, seeded_generator
 from ptnotes.sequential import same_structure, sequential_from
 from ptnotes.validation import (
     MAX_SEED,
@@ -2489,6 +2490,97 @@ CHECKPOINT_RESULTS = [
     ),
 ]
 
+# -- ptnotes.reproducibility ----------------------------------------------------------------
+
+REPRODUCIBILITY_REFUSED = [
+    refused(
+        "reproducibility:seed_everything:seed=-1",
+        lambda: seed_everything(-1),
+        ValueError,
+        "seed_everything",
+        "seed",
+        "[0, 4294967295]",
+    ),
+    refused(
+        "reproducibility:seed_everything:seed=2**32",
+        lambda: seed_everything(MAX_GLOBAL_SEED + 1),
+        ValueError,
+        "seed_everything",
+        "seed",
+        "[0, 4294967295]",
+    ),
+    refused(
+        "reproducibility:seed_everything:seed=1.0",
+        lambda: seed_everything(1.0),
+        TypeError,
+        "seed_everything",
+        "seed",
+    ),
+    refused(
+        "reproducibility:seed_everything:seed=True",
+        lambda: seed_everything(True),
+        TypeError,
+        "seed_everything",
+        "seed",
+    ),
+    refused(
+        "reproducibility:seeded_generator:seed=-1",
+        lambda: seeded_generator(-1),
+        ValueError,
+        "seeded_generator",
+        "seed",
+    ),
+    refused(
+        "reproducibility:seeded_generator:seed=MAX_SEED+1",
+        lambda: seeded_generator(MAX_SEED + 1),
+        ValueError,
+        "seeded_generator",
+        "seed",
+    ),
+    refused(
+        "reproducibility:seeded_generator:seed='0'",
+        lambda: seeded_generator("0"),
+        TypeError,
+        "seeded_generator",
+        "seed",
+    ),
+    refused(
+        "reproducibility:seed_worker:main-process",
+        lambda: seed_worker(0),
+        ValueError,
+        "seed_worker",
+        "worker_id",
+        "no worker process",
+    ),
+    refused(
+        "reproducibility:seed_worker:worker_id=-1",
+        lambda: seed_worker(-1),
+        ValueError,
+        "seed_worker",
+        "worker_id",
+        ">= 0",
+    ),
+    refused(
+        "reproducibility:seed_worker:worker_id=0.0",
+        lambda: seed_worker(0.0),
+        TypeError,
+        "seed_worker",
+        "worker_id",
+    ),
+]
+REPRODUCIBILITY_RESULTS = [
+    result(
+        "reproducibility:seeded_generator:seed=MAX_SEED",
+        lambda: seeded_generator(MAX_SEED),
+        lambda g: g.initial_seed() == MAX_SEED,
+    ),
+    result(
+        "reproducibility:seed_everything:seed=MAX_GLOBAL_SEED",
+        lambda: (seed_everything(MAX_GLOBAL_SEED), torch.initial_seed()),
+        lambda r: r == (None, MAX_GLOBAL_SEED),
+    ),
+]
+
 # -- ptnotes.validation: the layer itself -------------------------------------------------
 
 VALIDATION_REFUSED = [
@@ -2689,6 +2781,20 @@ INT_ARGUMENTS: list[tuple[str, Callable[[Any], object], str, str, Callable[[Any]
         "ShardedIterableDataset",
         "num_replicas",
         lambda d: list(d) == [0, 3],
+    ),
+    (
+        "reproducibility:seed_everything:seed",
+        lambda v: (seed_everything(v), torch.initial_seed()),
+        "seed_everything",
+        "seed",
+        lambda r: r == (None, 3),
+    ),
+    (
+        "reproducibility:seeded_generator:seed",
+        lambda v: seeded_generator(v),
+        "seeded_generator",
+        "seed",
+        lambda g: g.initial_seed() == 3,
     ),
     (
         "distributed:make_dataset:size",
@@ -3565,6 +3671,7 @@ REFUSED = [
     *DISTRIBUTED_REFUSED,
     *HOOKS_REFUSED,
     *CHECKPOINT_REFUSED,
+    *REPRODUCIBILITY_REFUSED,
     *VALIDATION_REFUSED,
     *GENERATED_REFUSED,
     *ISSUE_21_REFUSED,
@@ -3583,6 +3690,7 @@ RESULTS = [
     *DISTRIBUTED_RESULTS,
     *HOOKS_RESULTS,
     *CHECKPOINT_RESULTS,
+    *REPRODUCIBILITY_RESULTS,
     *VALIDATION_RESULTS,
     *GENERATED_RESULTS,
     *ISSUE_21_RESULTS,
