@@ -26,6 +26,7 @@ NOTEBOOKS = sorted(
     for path in (SITE / SOURCE / FOLDER).rglob("*.ipynb")
 )
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_MODULE = re.compile(r"^(?:[A-Za-z_]\w*\.)+(?=\w+(?::|$))")
 
 
 def printed(cell: nbformat.NotebookNode) -> tuple[str, list[nbformat.NotebookNode]]:
@@ -56,13 +57,19 @@ def test_notebook_runs_and_prints_what_the_page_says(
             continue
         got, errors = printed(cell)
         where = f"{name}, cell {index}:\n{cell.source}"
-        if expected["cuda"]:
-            import torch
+        if "not_run" in expected:  # a page's `% notebook-skip:` block, with its reason
+            assert expected["not_run"].strip(), where
+            assert "skip-execution" in cell.metadata.get("tags", []), where
+            continue
+        import torch
 
-            if not torch.cuda.is_available():
-                assert got.startswith("Skipped:"), where
-                assert not errors, where
-                continue
+        skipped = (expected["cuda"] and not torch.cuda.is_available()) or (
+            "skip_if" in expected and eval(expected["skip_if"], {"torch": torch})
+        )
+        if skipped:
+            assert got.startswith("Skipped:"), where
+            assert not errors, where
+            continue
         flags = OPTIONFLAGS
         for flag in expected["flags"]:
             flags |= doctest.OPTIONFLAGS_BY_NAME[flag]
@@ -75,7 +82,9 @@ def test_notebook_runs_and_prints_what_the_page_says(
         else:
             assert errors, f"{where}\nexpected {expected['exception']}, nothing was raised"
             raised = _ANSI.sub("", f"{errors[0].ename}: {errors[0].evalue}")
-            assert checker.check_output(expected["exception"] + "\n", raised + "\n", flags), (
+            # The kernel names the exception's class without its module, doctest with it.
+            wanted = _MODULE.sub("", expected["exception"])
+            assert checker.check_output(wanted + "\n", raised + "\n", flags), (
                 f"{where}\nexpected {expected['exception']}\ngot {raised}"
             )
             assert "raises-exception" in cell.metadata.get("tags", [])

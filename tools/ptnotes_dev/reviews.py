@@ -62,7 +62,7 @@ _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*(\{[\w-]+\}\s*)?([\w-]*)")
 _LEDGER = re.compile(r"^:{3,}\{claims[\w-]*\}", re.MULTILINE)
 #: The line that makes the next example a practice drill (ptnotes_dev.sphinx.practice): a
 #: choice of example, not a statement, so it is left out of the prose hash.
-_DRILL = re.compile(r"^%\s*practice\s*$")
+_DRILL = re.compile(r"^%\s*(practice\s*|notebook-skip:.*)$")
 _ANCHOR = re.compile(r"^\([\w-]+\)=\s*$")
 
 
@@ -88,9 +88,11 @@ def pages(docs: Path = DOCS) -> list[str]:
 def prose(text: str) -> str:
     """What a reader reads as text: the page's source less its example fences.
 
-    Also left out, because they state nothing: the ``(label)=`` anchors and the practice
-    markers (``% practice``). Runs of blank lines count as one. So adding an example, or
-    choosing one as a drill, leaves the record current; changing a sentence does not.
+    Also left out, because they state nothing: the ``(label)=`` anchors, the practice
+    markers (``% practice``) and the notebook markers (``% notebook-skip: <why>``, for a block
+    that runs at the prompt but not in a Jupyter kernel). Runs of blank lines count as one.
+    So adding an example, or choosing one as a drill, leaves the record current; changing a
+    sentence does not.
     """
     kept: list[str] = []
     closing: str | None = None

@@ -36,6 +36,7 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.errors import NoUri
 from sphinx.locale import get_translation
 from sphinx.util import logging
 from sphinx.util.docutils import ReferenceRole, SphinxDirective
@@ -223,8 +224,11 @@ def _add_stamp(app: Sphinx, doctree: nodes.document) -> None:
     data, keys = matrix_data(app)
     status = data_model.page_status(data, keys.get(doc, []), data_model.cpu_columns(data))
     if status.failed_on:
-        ref = nodes.reference("", _("see the compatibility page"), internal=True)
-        ref["refuri"] = app.builder.get_relative_uri(docname, app.config.ptnotes_matrix_page)
+        ref: nodes.Node = nodes.reference("", _("see the compatibility page"), internal=True)
+        try:
+            ref["refuri"] = app.builder.get_relative_uri(docname, app.config.ptnotes_matrix_page)
+        except NoUri:  # the LaTeX builder knows no URIs while reading: the words alone
+            ref = nodes.Text(_("see the compatibility page"))
         paragraph += [nodes.Text(" ("), ref, nodes.Text(")")]
         lines = _current(app)[2]
         stamp += version_notes(data, keys.get(doc, []), data_model.cpu_columns(data), lines)
@@ -438,9 +442,12 @@ class _MatrixRole(ReferenceRole):
 
     def _link(self, text: str, note: str) -> list[nodes.Node]:
         self.env.note_dependency(str(Path(self.env.srcdir) / self.config.ptnotes_matrix_file))
-        uri = self.env.app.builder.get_relative_uri(
-            self.env.docname, self.config.ptnotes_matrix_page
-        )
+        try:
+            uri = self.env.app.builder.get_relative_uri(
+                self.env.docname, self.config.ptnotes_matrix_page
+            )
+        except NoUri:  # the LaTeX builder knows no URIs while reading: the words alone
+            return [nodes.Text(text)]
         return [
             nodes.reference(
                 self.rawtext, text, internal=True, refuri=uri, reftitle=note,

@@ -38,6 +38,7 @@ from ptnotes_dev.sphinx.reader_links import colab_url
 
 _translate = get_translation(CATALOG)
 FOLDER = "_notebooks"
+_CONTEXT_KEYS = ("skip_if", "skip_reason", "not_run")
 _DIRECTIVE = re.compile(r"\s*#\s*doctest:.*$", re.MULTILINE)
 _SKIPPED_CLASSES = {"ptnotes-stamp", "ptnotes-proof", "ptnotes-drill", "sphx-glr-download"}
 
@@ -54,11 +55,13 @@ MESSAGES = (
     "the outputs verified on the page.",
     "Skipped: this cell needs a CUDA device, and torch.cuda.is_available() is False here.",
     "Open in Colab",
+    "Not run in a notebook:",
 )
 
 SETTINGS_CELL = """\
 # Notebook settings (ptnotes): print the value of every expression, in plain repr, as the
-# interactive prompt on the page does; %%requires_cuda skips a cell where CUDA is missing.
+# interactive prompt on the page does; %%requires_cuda skips a cell where CUDA is missing,
+# %%skip_if a cell that shows another build or device than this one (the page says which).
 %config InteractiveShell.ast_node_interactivity = "all"
 %config PlainTextFormatter.pprint = False
 from IPython.core.magic import register_cell_magic
@@ -72,14 +75,28 @@ def requires_cuda(line, cell):
         print({skipped!r})
         return
     get_ipython().run_cell(cell)
+
+
+@register_cell_magic
+def skip_if(line, cell):
+    condition, _, reason = line.partition(" -- ")
+    if eval(condition, get_ipython().user_ns):
+        print("Skipped:", reason)
+        return
+    get_ipython().run_cell(cell)
 """
 
 
 # -- pycon blocks as code cells ---------------------------------------------------------------
 
 
-def code_cells(text: str) -> list[dict[str, Any]]:
-    """The code cells of one ``pycon`` block, with the page's expected output as outputs."""
+def code_cells(text: str, context: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The code cells of one ``pycon`` block, with the page's expected output as outputs.
+
+    ``context`` holds what the comments above the block said: ``skip_if`` (the condition of
+    an enclosing ``% skip: start if(...)`` region, with its reason) and ``not_run`` (why a
+    ``% notebook-skip:`` block cannot run in a kernel as it runs at the prompt).
+    """
     examples = doctest.DocTestParser().get_examples(text)
     groups: list[list[doctest.Example]] = []
     current: list[doctest.Example] = []
@@ -96,14 +113,18 @@ def code_cells(text: str) -> list[dict[str, Any]]:
             current = []
     if current:
         groups.append(current)
-    return [_cell(group) for group in groups]
+    return [_cell(group, context or {}) for group in groups]
 
 
-def _cell(group: list[doctest.Example]) -> dict[str, Any]:
+def _cell(group: list[doctest.Example], context: dict[str, str]) -> dict[str, Any]:
     source = "".join(_DIRECTIVE.sub("", example.source) for example in group).rstrip("\n")
     cuda = bool(group[0].options.get(REQUIRES_CUDA))
     if cuda:
         source = "%%requires_cuda\n" + source
+    elif "skip_if" in context:
+        source = f"%%skip_if {context['skip_if']} -- {context['skip_reason']}\n" + source
+    elif "not_run" in context:
+        source = f"# {_('Not run in a notebook:')} {context['not_run']}\n" + source
     outputs: list[Any] = []
     printed = "".join(example.want for example in group if example.exc_msg is None)
     if printed:
@@ -128,12 +149,16 @@ def _cell(group: list[doctest.Example]) -> dict[str, Any]:
         }
     )
     cell = nbformat.v4.new_code_cell(source, outputs=outputs if not cuda else [])
+    said: dict[str, Any] = {k: v for k, v in context.items() if k in _CONTEXT_KEYS}
     cell.metadata["ptnotes"] = {
+        **said,
         "want": printed,
         "exception": last.exc_msg.rstrip("\n") if last.exc_msg is not None else None,
         "flags": flags,
         "cuda": cuda,
     }
+    if "not_run" in context:
+        tags.append("skip-execution")  # nbclient leaves it alone; its reason is in the cell
     if tags:
         cell.metadata["tags"] = tags
     return dict(cell)
@@ -165,8 +190,19 @@ def _inline(node: nodes.Node) -> str:
     return inner
 
 
-def _markdown(node: nodes.Node, level: int, cells: list[dict[str, Any]]) -> None:
-    """Append ``node`` to ``cells``: prose to the last Markdown cell, examples as code cells."""
+_SKIP_START = re.compile(
+    r"skip:\s*start\s+if\((?P<condition>.*),\s*reason=(?P<q>[\"'])(?P<reason>.*)(?P=q)\)\s*$"
+)
+_NOTEBOOK_SKIP = re.compile(r"notebook-skip:\s*(?P<reason>.+)$", re.DOTALL)
+
+
+def _markdown(
+    node: nodes.Node, level: int, cells: list[dict[str, Any]], state: dict[str, str]
+) -> None:
+    """Append ``node`` to ``cells``: prose to the last Markdown cell, examples as code cells.
+
+    ``state`` carries what comments said to the blocks after them (see :func:`code_cells`).
+    """
 
     def text(markdown: str) -> None:
         if not markdown.strip():
@@ -180,18 +216,31 @@ def _markdown(node: nodes.Node, level: int, cells: list[dict[str, Any]]) -> None
         return
     if set(node.get("classes", [])) & _SKIPPED_CLASSES or "practice" in node.get("ids", []):
         return
-    if isinstance(node, (nodes.comment, nodes.raw, nodes.target, nodes.substitution_definition)):
+    if isinstance(node, nodes.comment):
+        comment = " ".join(node.astext().split())
+        start, skip = _SKIP_START.match(comment), _NOTEBOOK_SKIP.match(comment)
+        if start:
+            state["skip_if"], state["skip_reason"] = start["condition"], start["reason"]
+        elif comment.startswith("skip:") and "end" in comment:
+            state.pop("skip_if", None)
+            state.pop("skip_reason", None)
+        elif skip:
+            state["not_run"] = skip["reason"]
+        return
+    if isinstance(node, (nodes.raw, nodes.target, nodes.substitution_definition)):
         return
     if isinstance(node, nodes.section):
         for child in node.children:
-            _markdown(child, level + 1, cells)
+            _markdown(child, level + 1, cells, state)
         return
     if isinstance(node, nodes.title):
         text("#" * max(level, 1) + " " + _inline(node))
         return
     if isinstance(node, nodes.literal_block):
         if node.get("language") == "pycon" and ">>>" in node.astext():
-            cells.extend(code_cells(node.get("ptnotes_source", node.astext()) + "\n"))
+            source = node.get("ptnotes_source", node.astext()) + "\n"
+            cells.extend(code_cells(source, dict(state)))
+            state.pop("not_run", None)  # a notebook-skip comment names the next block only
         else:
             text(f"```{node.get('language', '')}\n{node.astext()}\n```")
         return
@@ -219,7 +268,7 @@ def _markdown(node: nodes.Node, level: int, cells: list[dict[str, Any]]) -> None
     if isinstance(node, (nodes.Admonition, nodes.block_quote)):
         inner: list[dict[str, Any]] = []
         for child in node.children:
-            _markdown(child, level, inner)
+            _markdown(child, level, inner, state)
         for cell in inner:
             if cell["cell_type"] == "markdown":
                 text("\n".join("> " + line for line in cell["source"].splitlines()))
@@ -227,7 +276,7 @@ def _markdown(node: nodes.Node, level: int, cells: list[dict[str, Any]]) -> None
                 cells.append(cell)
         return
     for child in node.children:
-        _markdown(child, level, cells)
+        _markdown(child, level, cells, state)
 
 
 def notebook(doctree: nodes.document) -> nbformat.NotebookNode | None:
@@ -236,7 +285,7 @@ def notebook(doctree: nodes.document) -> nbformat.NotebookNode | None:
     top = next(iter(doctree.findall(nodes.section)), None)
     if top is None:
         return None
-    _markdown(top, 0, cells)
+    _markdown(top, 0, cells, {})
     if not any(cell["cell_type"] == "code" for cell in cells):
         return None
     intro = _(
