@@ -250,14 +250,23 @@ def docs(session: nox.Session) -> None:
 
 #: What `nox -s offline` needs from Debian: a command each, or (fonts, language support) a
 #: package whose files have no command of their own.
-OFFLINE_COMMANDS = {"xelatex": "texlive-xetex", "latexmk": "latexmk", "epubcheck": "epubcheck"}
+OFFLINE_COMMANDS = {
+    "xelatex": "texlive-xetex",
+    "latexmk": "latexmk",
+    "epubcheck": "epubcheck",
+    "java": "default-jre-headless",
+}
 OFFLINE_PACKAGES = (
     "texlive-lang-chinese",
     "texlive-latex-recommended",
     "texlive-latex-extra",
     "texlive-fonts-recommended",
     "fonts-noto-cjk",
+    "fonts-dejavu-core",
 )
+
+
+EPUBCHECK = "/usr/share/java/epubcheck.jar"
 
 
 def ensure_debian_packages(session: nox.Session, packages: tuple[str, ...]) -> None:
@@ -294,13 +303,19 @@ def offline(session: nox.Session) -> None:
         target = edition / "_offline"
         target.mkdir(exist_ok=True)
         for builder in ("epub", "latex"):
+            # From scratch: latexmk reads the logs of an earlier run and would act on them.
+            shutil.rmtree(BUILD / builder / language, ignore_errors=True)
+            # EPUB 3 refuses Graphviz's SVG (it declares a DTD): PNG drawings there.
+            drawings = ["-D", "graphviz_output_format=png"] if builder == "epub" else []
             session.run(
-                "sphinx-build", "-b", builder, *SPHINX_FLAGS, "-D", f"language={language}",
+                "sphinx-build", "-b", builder, *SPHINX_FLAGS, *drawings,
+                "-D", f"language={language}",
                 "-d", str(BUILD / "doctrees" / f"{builder}-{language}"),
                 str(DOCS), str(BUILD / builder / language), env=torch_env(),
             )  # fmt: skip
         epub = BUILD / "epub" / language / "ptnotes.epub"
-        session.run("epubcheck", "--quiet", str(epub), external=True)
+        # Debian's /usr/bin/epubcheck is a jar that needs binfmt support: run it with java.
+        session.run("java", "-jar", EPUBCHECK, "--quiet", str(epub), external=True)
         latex = BUILD / "latex" / language
         with session.chdir(latex):
             session.run(

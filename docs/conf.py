@@ -174,15 +174,27 @@ ptnotes_search_glossary = "locales/{language}/LC_MESSAGES/glossary.po"
 epub_basename = "ptnotes"
 epub_show_urls = "no"
 # The gallery's downloads (.py, .ipynb, .zip) have no EPUB media type: left out, not warned.
-epub_exclude_files = ["search.html"]
+epub_exclude_files = [
+    "search.html",
+    "_static/ptnotes.css",  # its :has() filters are not EPUB CSS (ptnotes_dev.sphinx.offline)
+    "_static/jupyterlite_badge_logo.svg",  # sphinx-gallery's; no JupyterLite in an EPUB
+]
+# The reading order of the navigation: pages and their sections, not deeper (an index page's
+# own sections come after its toctree, which EPUB's navigation may not list out of order).
+epub_tocdepth = 1
 suppress_warnings = ["epub.unknown_project_files"]
-# PDF: Sphinx's LaTeX builder through xelatex. Both editions load xeCJK with Debian's Noto CJK
-# fonts (the English one names 简体中文 too); the rest stays in Latin Modern.
+# PDF: Sphinx's LaTeX builder through xelatex, in Debian's DejaVu fonts (Greek, arrows, the
+# box drawing of the autograd trees) and, for Chinese, xeCJK with the Noto CJK fonts; both
+# editions load xeCJK (the English one names 简体中文 too). No index: the site has none.
 latex_engine = "xelatex"
 latex_documents = [("index", "ptnotes.tex", "ptnotes", author, "manual")]
+latex_domain_indices = False
+latex_use_xindy = False  # makeindex comes with TeX Live; xindy is another Debian package
 latex_elements = {
     "fontenc": r"\usepackage{xeCJK}",
     "fontpkg": (
+        r"\setmainfont{DejaVu Serif}\setsansfont{DejaVu Sans}"
+        r"\setmonofont{DejaVu Sans Mono}[Scale=0.85]"
         r"\setCJKmainfont{Noto Serif CJK SC}"
         r"\setCJKsansfont{Noto Sans CJK SC}"
         r"\setCJKmonofont{Noto Sans Mono CJK SC}"
@@ -190,6 +202,7 @@ latex_elements = {
     "fvset": r"\fvset{fontsize=\small,formatcom=\xeCJKVerbAddon}",
     "preamble": r"\usepackage{newunicodechar}\newunicodechar{✓}{\checkmark}"
     r"\newunicodechar{✗}{$\times$}",
+    "makeindex": "",
     "printindex": "",
 }
 latex_show_urls = "no"

@@ -9,6 +9,7 @@ file, it writes the file's name alone.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from docutils import nodes
@@ -67,6 +68,32 @@ class OfflineCopy(SphinxRole):
         return [reference, nodes.Text(f" ({name})")], []
 
 
+_INPUT = re.compile(r"<input\b([^>]*?)\s*(?<!/)>")
+_SVG = re.compile(r"<svg\b(?![^>]*\bxmlns=)")
+_TOOLTIP = re.compile(r'\s+tooltip="[^"]*"')
+
+
+def xhtml(body: str) -> str:
+    """``body`` as EPUB 3 wants its XHTML: void ``<input>`` closed, inline SVG in the SVG
+    namespace, and no ``tooltip`` attribute (sphinx-gallery's thumbnails carry one)."""
+    body = _INPUT.sub(r"<input\1 />", body)
+    body = _SVG.sub('<svg xmlns="http://www.w3.org/2000/svg"', body)
+    return _TOOLTIP.sub("", body)
+
+
+def _epub_page(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    if app.builder.name != "epub":
+        return
+    if "body" in context:
+        context["body"] = xhtml(context["body"])
+    # ptnotes.css filters tables with :has(), which EPUB's CSS 2 profile refuses; an e-reader
+    # shows the pages in its own style.
+    context["css_files"] = [c for c in context.get("css_files", []) if "ptnotes.css" not in str(c)]
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_role("offline-copy", OfflineCopy())
+    app.connect("html-page-context", _epub_page)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
