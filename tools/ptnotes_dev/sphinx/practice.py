@@ -43,7 +43,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from ptnotes_dev import matrix as data_model
 from ptnotes_dev.sphinx.interview import toctree_entries
-from ptnotes_dev.sphinx.matrix import CATALOG, _current, labelled_keys, release_span
+from ptnotes_dev.sphinx.matrix import CATALOG, labelled_keys, matrix_data, release_span
 
 logger = logging.getLogger(__name__)
 _translate = get_translation(CATALOG)
@@ -172,7 +172,7 @@ def _section_of(node: nodes.Node | None) -> nodes.section | None:
 def _differs_note(app: Sphinx, docname: str, label: str) -> nodes.paragraph | None:
     """Where the release matrix saw this drill's block print something else, a sentence."""
     keys = labelled_keys(app, docname, label) or []
-    data = _current(app)[0]
+    data = matrix_data(app)[0]
     columns = data_model.cpu_columns(data)
     failing = [c for c in columns if any(data_model.outcome(data, k, c) == "failed" for k in keys)]
     if not failing:
