@@ -112,13 +112,18 @@ def test_translated_notebook_has_the_english_code_cells(
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_every_page_with_examples_links_its_notebook(site_dir: Path, lang: str) -> None:
-    pages = [p for p in (site_dir / lang).rglob("*.html") if "ptnotes-stamp" in p.read_text()]
+def test_every_page_with_pycon_examples_links_its_notebook(site_dir: Path, lang: str) -> None:
+    """Pages whose examples are ``pycon`` blocks (the API pages' examples are docstrings)."""
+    pages = [
+        p
+        for p in (site_dir / lang).rglob("*.html")
+        if "_offline" not in p.parts and 'class="highlight-pycon' in p.read_text(encoding="utf-8")
+    ]
     assert pages
     for page in pages:
         html = page.read_text(encoding="utf-8")
+        if {"auto_examples", "practice"} & set(page.relative_to(site_dir / lang).parts[:1]):
+            continue  # the gallery's own notebooks; the practice pages gather other pages' drills
         link = re.search(r'class="ptnotes-notebook" href="([^"]+)"', html)
-        if "auto_examples" in page.parts:
-            continue  # sphinx-gallery offers the gallery scripts' own notebooks
         assert link, f"{lang}: {page.relative_to(site_dir)} has examples but no notebook link"
         assert (page.parent / link.group(1)).resolve().is_file(), link.group(1)
