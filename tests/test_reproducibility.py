@@ -14,7 +14,15 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import ConcatDataset, DataLoader, Dataset, Subset, get_worker_info
+from torch.utils.data import (
+    ConcatDataset,
+    DataLoader,
+    Dataset,
+    RandomSampler,
+    StackDataset,
+    Subset,
+    get_worker_info,
+)
 
 from ptnotes.reproducibility import (
     MAX_GLOBAL_SEED,
@@ -108,6 +116,14 @@ def test_seed_everything_takes_numpys_largest_seed() -> None:
     assert torch.initial_seed() == MAX_GLOBAL_SEED == 2**32 - 1
 
 
+@pytest.mark.parametrize("seed", [np.int64(5), np.uint32(5)])
+def test_seed_everything_takes_a_numpy_integer_as_its_int(seed: Any) -> None:
+    seed_everything(seed)
+    ours = global_states()
+    seed_everything(5)
+    assert ours == global_states()
+
+
 @pytest.mark.parametrize("seed", [-1, MAX_GLOBAL_SEED + 1, 1.0, True, "0", None])
 def test_a_refused_seed_everything_seeds_nothing(seed: Any) -> None:
     torch.manual_seed(3)
@@ -124,6 +140,14 @@ def test_seed_everything_leaves_generator_objects_alone() -> None:
     assert torch.equal(own.get_state(), state)
 
 
+@pytest.mark.parametrize("make", [lambda: np.random.default_rng(1), lambda: random.Random(1)])
+def test_seed_everything_leaves_numpy_and_python_generator_objects_alone(make: Any) -> None:
+    own = make()
+    expected = make().random()
+    seed_everything(2)
+    assert own.random() == expected
+
+
 # -- seeded_generator ---------------------------------------------------------------------
 
 
@@ -137,6 +161,12 @@ def test_seeded_generators_with_one_seed_draw_the_same_numbers() -> None:
     assert torch.equal(a, torch.rand(5, generator=seeded_generator(9)))
 
 
+def test_seeded_generators_2_to_the_32_apart_draw_the_same_numbers() -> None:
+    far = seeded_generator(9 + 2**32)
+    assert far.initial_seed() != 9
+    assert torch.equal(torch.rand(5, generator=seeded_generator(9)), torch.rand(5, generator=far))
+
+
 def test_seeded_generator_makes_the_shuffle_order_repeat_whatever_the_global_draws() -> None:
     def order() -> list[int]:
         torch.rand(3)  # a global draw that a loader without generator= would feel
@@ -145,6 +175,20 @@ def test_seeded_generator_makes_the_shuffle_order_repeat_whatever_the_global_dra
 
     assert order() == order()
     assert sorted(order()) == list(range(10))
+
+
+def test_seeded_generator_does_not_reach_a_sampler_passed_in() -> None:
+    def order(extra_draw: bool) -> list[int]:
+        torch.manual_seed(0)
+        if extra_draw:
+            torch.rand(1)
+        sampler = RandomSampler(range(10))
+        loader = DataLoader(
+            range(10), batch_size=None, sampler=sampler, generator=seeded_generator(0)
+        )
+        return [int(i) for i in loader]
+
+    assert order(False) != order(True)
 
 
 # -- seed_worker: in real workers --------------------------------------------------------
@@ -166,6 +210,65 @@ def test_seed_worker_with_a_seeded_loader_repeats_from_run_to_run() -> None:
         return load(OwnGenerators(), worker_init_fn=seed_worker, generator=seeded_generator(4))
 
     assert run() == run()
+
+
+def test_seed_worker_gives_each_pass_over_the_loader_new_numbers() -> None:
+    loader = DataLoader(
+        OwnGenerators(),
+        batch_size=None,
+        num_workers=2,
+        worker_init_fn=seed_worker,
+        generator=seeded_generator(4),
+        timeout=WORKER_TIMEOUT,
+    )
+    first, second = list(loader), list(loader)
+    assert values(first, 0) != values(second, 0)
+
+
+def test_without_seed_worker_every_pass_repeats_the_dataset_numbers() -> None:
+    loader = DataLoader(OwnGenerators(), batch_size=None, num_workers=2, timeout=WORKER_TIMEOUT)
+    assert list(loader) == list(loader)
+
+
+def test_seed_worker_with_persistent_workers_repeats_from_run_to_run() -> None:
+    def run() -> list[list[dict[str, Any]]]:
+        loader = DataLoader(
+            OwnGenerators(),
+            batch_size=None,
+            num_workers=2,
+            worker_init_fn=seed_worker,
+            generator=seeded_generator(4),
+            persistent_workers=True,
+            timeout=WORKER_TIMEOUT,
+        )
+        return [list(loader), list(loader)]
+
+    first, second = run(), run()
+    assert first == second
+    assert values(first[0], 0) != values(first[1], 0)
+
+
+class NumPyGenerator(Dataset[tuple[int, float]]):
+    """A dataset holding only a NumPy generator (a spawned worker receives it pickled)."""
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(0)
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, index: int) -> tuple[int, float]:
+        info = get_worker_info()
+        assert info is not None
+        return info.id, float(self.rng.random())
+
+
+def test_seed_worker_reseeds_in_spawned_workers() -> None:
+    rows = load(NumPyGenerator(), worker_init_fn=seed_worker, multiprocessing_context="spawn")
+    assert [w for w, _ in rows] == [0, 1]
+    copied = float(np.random.default_rng(0).random())  # what a worker draws without a reseed
+    assert rows[0][1] != rows[1][1]
+    assert copied not in (rows[0][1], rows[1][1])
 
 
 def test_seed_worker_returns_the_paths_of_the_generators_it_reseeded() -> None:
@@ -209,6 +312,32 @@ class Aliased(OwnGenerators):
 def test_seed_worker_reseeds_a_shared_generator_once_and_skips_system_random() -> None:
     rows = load(Aliased(), worker_init_fn=record_reseeded)
     assert rows[0]["reseeded"] == ["rng", "python", "legacy", "torch_gen"]
+
+
+class Jitter:
+    """A transform that holds its own generator: not a dataset, so seed_worker skips it."""
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(0)
+
+
+class HiddenGenerators(OwnGenerators):
+    """Generators in a dict and inside a transform: neither is an attribute seed_worker follows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_name = {"rng": np.random.default_rng(0)}
+        self.transform = Jitter()
+
+
+def test_seed_worker_skips_generators_in_a_dict_or_inside_a_transform() -> None:
+    rows = load(HiddenGenerators(), worker_init_fn=record_reseeded)
+    assert rows[0]["reseeded"] == ["rng", "python", "legacy", "torch_gen"]
+
+
+def test_seed_worker_skips_the_datasets_of_a_keyword_stack_dataset() -> None:
+    rows = load(StackDataset(a=OwnGenerators()), worker_init_fn=seed_worker)
+    assert [r["a"]["rng"] for r in rows[:2]] == [OwnGenerators()[0]["rng"]] * 2
 
 
 def refuse_then_read(worker_id: int) -> None:

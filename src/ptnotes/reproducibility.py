@@ -36,10 +36,10 @@ def seed_everything(seed: int) -> None:
 
     Args:
         seed: an ``int`` in ``[0, 2**32 - 1]`` (:data:`MAX_GLOBAL_SEED`), the range
-            :func:`numpy.random.seed` takes.
+            :func:`numpy.random.seed` takes; a NumPy integer is taken as its ``int``.
 
     Raises:
-        TypeError: if ``seed`` is not an ``int`` (a ``bool`` is refused).
+        TypeError: if ``seed`` is neither an ``int`` nor a NumPy integer (a ``bool`` is refused).
         ValueError: if ``seed`` is negative or above :data:`MAX_GLOBAL_SEED`.
 
     Examples:
@@ -51,13 +51,16 @@ def seed_everything(seed: int) -> None:
         ...     return random.random(), float(np.random.rand()), torch.rand(1).item()
         >>> seed_everything(7)
         >>> first = draw()
-        >>> seed_everything(7)
+        >>> seed_everything(np.int64(7))
         >>> draw() == first
         True
+        >>> state = torch.get_rng_state()
         >>> seed_everything(2**32)
         Traceback (most recent call last):
           ...
         ValueError: seed_everything() expects seed to be an int in [0, 4294967295], got int ...
+        >>> torch.equal(torch.get_rng_state(), state)
+        True
     """
     seed_ = check_int(seed_everything, "seed", seed, minimum=0, maximum=MAX_GLOBAL_SEED)
     random.seed(seed_)
@@ -68,20 +71,26 @@ def seed_everything(seed: int) -> None:
 def seeded_generator(seed: int) -> torch.Generator:
     """A new CPU :class:`torch.Generator` seeded with ``seed``.
 
-    What a :class:`~torch.utils.data.DataLoader` takes as ``generator=``: its shuffle
-    order and its workers' base seed are then drawn from this generator, so they repeat
-    from run to run whatever else draws from torch's global generator in between.
+    What a :class:`~torch.utils.data.DataLoader` takes as ``generator=``: the order of
+    its ``shuffle=True`` and its workers' base seed are then drawn from this generator,
+    so they repeat from run to run whatever else draws from torch's global generator in
+    between. A sampler passed as ``sampler=`` does not use it: a
+    :class:`~torch.utils.data.RandomSampler` draws from its own ``generator=``, or from
+    torch's global generator when it has none.
 
     Args:
-        seed: an ``int`` in ``[0, 2**63 - 1]`` (:data:`ptnotes.validation.MAX_SEED`).
-            :meth:`torch.Generator.manual_seed` also takes negative seeds and maps them
-            onto large ones; they are refused here.
+        seed: an ``int`` in ``[0, 2**63 - 1]`` (:data:`ptnotes.validation.MAX_SEED`); a
+            NumPy integer is taken as its ``int``. :meth:`torch.Generator.manual_seed`
+            also takes negative seeds and maps them onto large ones; they are refused
+            here.
 
     Returns:
-        A CPU generator whose :meth:`~torch.Generator.initial_seed` is ``seed``.
+        A CPU generator whose :meth:`~torch.Generator.initial_seed` is ``seed``. Only the
+        seed's low 32 bits reach its Mersenne Twister: seeds ``2**32`` apart draw the same
+        numbers.
 
     Raises:
-        TypeError: if ``seed`` is not an ``int`` (a ``bool`` is refused).
+        TypeError: if ``seed`` is neither an ``int`` nor a NumPy integer (a ``bool`` is refused).
         ValueError: if ``seed`` is negative or above ``2**63 - 1``.
 
     Examples:
@@ -90,9 +99,31 @@ def seeded_generator(seed: int) -> torch.Generator:
         >>> g = seeded_generator(3)
         >>> g.device, g.initial_seed()
         (device(type='cpu'), 3)
+        >>> def draw(generator):
+        ...     return torch.rand(2, generator=generator, device="cpu")
+        >>> torch.equal(draw(seeded_generator(3)), draw(seeded_generator(3 + 2**32)))
+        True
         >>> a = torch.randperm(6, generator=seeded_generator(3), device="cpu")
         >>> torch.equal(a, torch.randperm(6, generator=seeded_generator(3), device="cpu"))
         True
+
+        A loader's ``shuffle=True`` order stays the same after one more draw from the
+        global generator; that of a ``RandomSampler`` without a generator does not:
+
+        >>> from torch.utils.data import DataLoader, RandomSampler
+        >>> def order(extra_draw, **options):
+        ...     _ = torch.manual_seed(0)
+        ...     if extra_draw:
+        ...         _ = torch.rand(1, device="cpu")
+        ...     with torch.device("cpu"):
+        ...         loader = DataLoader(range(6), generator=seeded_generator(1), **options)
+        ...         return [int(i) for i in loader]
+        >>> order(False, shuffle=True) == order(True, shuffle=True)
+        True
+        >>> order(False, sampler=RandomSampler(range(6))) == order(
+        ...     True, sampler=RandomSampler(range(6))
+        ... )
+        False
         >>> seeded_generator(-1)
         Traceback (most recent call last):
           ...
@@ -155,7 +186,7 @@ def seed_worker(worker_id: int) -> list[str]:
     draws the same numbers. Torch already seeds, in every worker, its own generator and
     Python's :mod:`random` with ``get_worker_info().seed``, and NumPy's global generator
     with a seed derived from the loader's base seed and the worker's id; this reseeds the
-    others.
+    generators the dataset holds, as follows.
 
     The generators reseeded are the :class:`random.Random` (not
     :class:`random.SystemRandom`, which cannot be seeded), ``numpy.random.Generator``,
@@ -165,7 +196,13 @@ def seed_worker(worker_id: int) -> list[str]:
     Each is reseeded in place, in attribute order, from a
     :class:`numpy.random.SeedSequence` of the worker's seed spawned once per generator:
     the workers draw different numbers, the same ones in every run where the loader's
-    base seed is the same (a loader with a seeded ``generator=``).
+    base seed is the same (a loader with a seeded ``generator=``). The loader draws a new
+    base seed for each pass over it, so each pass draws new numbers; with
+    ``persistent_workers=True`` the workers, started once, go on with theirs.
+
+    A generator held in any other way, in a dict (a ``StackDataset`` of keyword
+    datasets) or inside an object that is not a dataset (a transform), is not found:
+    reseed it in a ``worker_init_fn`` of your own, from ``get_worker_info().seed``.
 
     Args:
         worker_id: the id the DataLoader passes to its ``worker_init_fn``.
@@ -175,7 +212,7 @@ def seed_worker(worker_id: int) -> list[str]:
         ignores it.
 
     Raises:
-        TypeError: if ``worker_id`` is not an ``int``.
+        TypeError: if ``worker_id`` is not an ``int`` or a NumPy integer (a ``bool`` is refused).
         ValueError: if it is not called in a DataLoader worker process (pass it as
             ``worker_init_fn``), or ``worker_id`` is not that worker's id.
 
