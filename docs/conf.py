@@ -206,4 +206,3 @@ latex_elements = {
     "printindex": "",
 }
 latex_show_urls = "no"
-
