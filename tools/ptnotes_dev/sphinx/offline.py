@@ -10,6 +10,7 @@ file, it writes the file's name alone.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from docutils import nodes
@@ -17,6 +18,7 @@ from sphinx.application import Sphinx
 from sphinx.locale import get_translation
 from sphinx.util.docutils import SphinxRole
 
+from ptnotes_dev.settings import load
 from ptnotes_dev.sphinx.matrix import CATALOG
 
 _translate = get_translation(CATALOG)
@@ -68,17 +70,26 @@ class OfflineCopy(SphinxRole):
         return [reference, nodes.Text(f" ({name})")], []
 
 
-_INPUT = re.compile(r"<input\b([^>]*?)\s*(?<!/)>")
-_SVG = re.compile(r"<svg\b(?![^>]*\bxmlns=)")
+_INPUT = re.compile(r"<input\b([^>]*?)\s*/?>")
+_BARE = re.compile(r"\s(checked|disabled|selected|readonly)(?=[\s/>]|$)")
+_SVG = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
 _TOOLTIP = re.compile(r'\s+tooltip="[^"]*"')
 
 
 def xhtml(body: str) -> str:
-    """``body`` as EPUB 3 wants its XHTML: void ``<input>`` closed, inline SVG in the SVG
-    namespace, and no ``tooltip`` attribute (sphinx-gallery's thumbnails carry one)."""
-    body = _INPUT.sub(r"<input\1 />", body)
-    body = _SVG.sub('<svg xmlns="http://www.w3.org/2000/svg"', body)
+    """``body`` as EPUB 3 wants its XHTML: void ``<input>`` closed with its boolean
+    attributes given values, no inline SVG (sphinx-design's decorative icons, which the
+    package would have to declare), and no ``tooltip`` attribute (sphinx-gallery's)."""
+    body = _INPUT.sub(lambda m: "<input" + _BARE.sub(r' \1="\1"', m.group(1)) + " />", body)
+    body = _SVG.sub("", body)
     return _TOOLTIP.sub("", body)
+
+
+def _epub_language(app: Sphinx, config: Any) -> None:
+    """The EPUB's language as BCP 47 writes it (``zh-CN``), not Sphinx's ``zh_CN``."""
+    settings = load(Path(app.srcdir).parent)
+    codes = {lang.code: lang.html_lang for lang in settings.languages}
+    config.epub_language = codes.get(config.language, config.language.replace("_", "-"))
 
 
 def _epub_page(
@@ -96,4 +107,5 @@ def _epub_page(
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_role("offline-copy", OfflineCopy())
     app.connect("html-page-context", _epub_page)
+    app.connect("config-inited", _epub_language)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
