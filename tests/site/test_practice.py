@@ -22,8 +22,8 @@ def first_drill(section: str) -> tuple[str, str, str]:
     index = (DOCS / section / "index.md").read_text(encoding="utf-8")
     entries = re.search(r"```\{toctree\}\n(.*?)```", index, re.DOTALL)
     assert entries
-    for entry in entries.group(1).split():
-        if entry.startswith(":"):
+    for entry in (line.strip() for line in entries.group(1).splitlines()):
+        if not entry or entry.startswith(":"):
             continue
         text = (DOCS / section / f"{entry}.md").read_text(encoding="utf-8")
         match = MARKER.search(text)

@@ -55,7 +55,6 @@ MESSAGES = (
     "the outputs verified on the page.",
     "Skipped: this cell needs a CUDA device, and torch.cuda.is_available() is False here.",
     "Open in Colab",
-    "Not run in a notebook:",
 )
 
 SETTINGS_CELL = """\
@@ -124,7 +123,7 @@ def _cell(group: list[doctest.Example], context: dict[str, str]) -> dict[str, An
     elif "skip_if" in context:
         source = f"%%skip_if {context['skip_if']} -- {context['skip_reason']}\n" + source
     elif "not_run" in context:
-        source = f"# {_('Not run in a notebook:')} {context['not_run']}\n" + source
+        source = f"# Not run in a notebook: {context['not_run']}\n" + source
     outputs: list[Any] = []
     printed = "".join(example.want for example in group if example.exc_msg is None)
     if printed:
