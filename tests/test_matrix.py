@@ -236,20 +236,11 @@ def test_package_lower_bound_is_the_lowest_release_where_unit_tests_pass() -> No
 
 
 def test_every_sentence_the_extension_writes_is_listed() -> None:
-    import ast
-
     from ptnotes_dev.sphinx import matrix as extension
 
-    tree = ast.parse(Path(extension.__file__).read_text(encoding="utf-8"))
-    used = {
-        node.args[0].value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "_"
-        and node.args
-        and isinstance(node.args[0], ast.Constant)
-    }
+    from tests._messages import messages_used
+
+    used = messages_used(extension)
     assert used <= set(extension.MESSAGES)
     assert set(extension.MESSAGES) <= used | {""}
 

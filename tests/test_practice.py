@@ -85,20 +85,12 @@ def test_drill_separates_question_from_answer() -> None:
 @pytest.mark.parametrize("module", ["practice", "notebooks", "reader_links", "offline"])
 @pytest.mark.parametrize("language", [lang.code for lang in SETTINGS.translations])
 def test_every_message_of_the_reader_extensions_is_translated(language: str, module: str) -> None:
-    import ast
     import importlib
 
+    from tests._messages import messages_used
+
     extension = importlib.import_module(f"ptnotes_dev.sphinx.{module}")
-    tree = ast.parse(Path(extension.__file__ or "").read_text(encoding="utf-8"))
-    used = {
-        node.args[0].value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == "_"
-        and node.args
-        and isinstance(node.args[0], ast.Constant)
-    }
+    used = messages_used(extension)
     assert used == set(extension.MESSAGES)
     path = DOCS / "locales" / language / "LC_MESSAGES" / "ptnotes_dev.po"
     with Path(path).open("rb") as handle:
