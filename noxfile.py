@@ -14,12 +14,15 @@ this file reads the table with tomllib because it runs before any session has in
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import shutil
 import subprocess
+import time
 import tomllib
-import zipfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import nox
@@ -283,6 +286,32 @@ def ensure_debian_packages(session: nox.Session, packages: tuple[str, ...]) -> N
         ensure_system_commands(session, {f"<{name}>": name for name in missing})
 
 
+#: Seconds per step of the last `nox -s offline`, per edition.
+OFFLINE_TIMES = BUILD / "offline-times.json"
+
+
+def timer(
+    session: nox.Session, record: dict[str, float], language: str
+) -> Callable[[str], contextlib.AbstractContextManager[None]]:
+    """``with step("zip"): ...`` records the step's wall seconds in ``record`` and logs them."""
+
+    @contextlib.contextmanager
+    def step(name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        yield
+        record[name] = round(time.perf_counter() - start, 1)
+        session.log(f"{language}: {name} took {record[name]:.0f} s")
+
+    return step
+
+
+def copy_whole(source: Path, target: Path) -> None:
+    """Copy ``source`` to ``target`` beside it first: a reader never finds half a file."""
+    partial = target.with_name(f".{target.name}.partial")
+    shutil.copyfile(source, partial)
+    os.replace(partial, target)
+
+
 @nox.session
 def offline(session: nox.Session) -> None:
     """The site to take along, per edition, into build/html/<edition>/_offline/: a zip archive of
@@ -298,44 +327,45 @@ def offline(session: nox.Session) -> None:
     ensure_system_commands(session, {**OFFLINE_COMMANDS, "dot": "graphviz"})
     ensure_debian_packages(session, OFFLINE_PACKAGES)
     install(session, "docs", "test")
+    times: dict[str, dict[str, float]] = {}
     for language in LANGUAGES:
         edition = BUILD / "html" / language
         if not (edition / "index.html").exists():
             session.error(f"no {language} edition in {edition}: run `nox -s docs` first")
         target = edition / "_offline"
         target.mkdir(exist_ok=True)
+        step = timer(session, times.setdefault(language, {}), language)
         for builder in ("epub", "latex"):
             # From scratch: latexmk reads the logs of an earlier run and would act on them.
             shutil.rmtree(BUILD / builder / language, ignore_errors=True)
             # EPUB 3 refuses Graphviz's SVG (it declares a DTD): PNG drawings there.
             drawings = ["-D", "graphviz_output_format=png"] if builder == "epub" else []
-            session.run(
-                "sphinx-build", "-b", builder, *SPHINX_FLAGS, *drawings,
-                "-D", f"language={language}",
-                "-d", str(BUILD / "doctrees" / f"{builder}-{language}"),
-                str(DOCS), str(BUILD / builder / language), env=torch_env(),
-            )  # fmt: skip
+            with step(f"sphinx_{builder}"):
+                session.run(
+                    "sphinx-build", "-b", builder, *SPHINX_FLAGS, *drawings,
+                    "-D", f"language={language}",
+                    "-d", str(BUILD / "doctrees" / f"{builder}-{language}"),
+                    str(DOCS), str(BUILD / builder / language), env=torch_env(),
+                )  # fmt: skip
         epub = BUILD / "epub" / language / "ptnotes.epub"
         # Debian's /usr/bin/epubcheck is a jar that needs binfmt support: run it with java.
-        session.run("java", "-jar", EPUBCHECK, "--quiet", str(epub), external=True)
+        with step("epubcheck"):
+            session.run("java", "-jar", EPUBCHECK, "--quiet", str(epub), external=True)
         latex = BUILD / "latex" / language
-        with session.chdir(latex):
+        with session.chdir(latex), step("xelatex"):
             session.run(
                 "latexmk", "-xelatex", "-interaction=nonstopmode", "-halt-on-error", "-quiet",
                 "ptnotes.tex", external=True,
             )  # fmt: skip
-        shutil.copyfile(epub, target / f"ptnotes-{language}.epub")
-        shutil.copyfile(latex / "ptnotes.pdf", target / f"ptnotes-{language}.pdf")
-        # The archive of the edition, its own _offline folder left out, written beside it
-        # first: a half-written zip never takes the place of a whole one.
-        partial = target / f".ptnotes-{language}.zip.partial"
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
-            for path in sorted(edition.rglob("*")):
-                relative = path.relative_to(edition)
-                if path.is_file() and relative.parts[0] != "_offline":
-                    archive.write(path, Path(f"ptnotes-{language}") / relative)
-        os.replace(partial, target / f"ptnotes-{language}.zip")
+        copy_whole(epub, target / f"ptnotes-{language}.epub")
+        copy_whole(latex / "ptnotes.pdf", target / f"ptnotes-{language}.pdf")
+        # The edition, its EPUB and PDF included (ptnotes_dev.sphinx.offline.write_archive).
+        with step("zip"):
+            session.run("python", "-m", "ptnotes_dev.sphinx.offline", str(edition), language)
         session.log(f"{language}: {', '.join(sorted(p.name for p in target.iterdir()))}")
+    # What each copy costs to build, read by `nox -s bench` (benchmarks/build_cost.py).
+    OFFLINE_TIMES.parent.mkdir(parents=True, exist_ok=True)
+    OFFLINE_TIMES.write_text(json.dumps(times, indent=2) + "\n", encoding="utf-8")
     session.run("pytest", "tests/site/test_offline.py", *session.posargs)
 
 

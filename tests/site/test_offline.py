@@ -31,17 +31,23 @@ def test_home_page_links_the_offline_copies(lang: str, site_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_archive_holds_the_whole_edition(lang: str, site_dir: Path) -> None:
-    with zipfile.ZipFile(site_dir / lang / "_offline" / f"ptnotes-{lang}.zip") as archive:
+def test_archive_holds_the_whole_edition_and_the_other_copies(lang: str, site_dir: Path) -> None:
+    own = site_dir / lang / "_offline" / f"ptnotes-{lang}.zip"
+    with zipfile.ZipFile(own) as archive:
         names = set(archive.namelist())
+        home = archive.read(f"ptnotes-{lang}/index.html").decode()
     root = f"ptnotes-{lang}/"
     built = {
         root + p.relative_to(site_dir / lang).as_posix()
-        for p in (site_dir / lang).rglob("*.html")
-        if "_offline" not in p.parts
+        for p in (site_dir / lang).rglob("*")
+        if p.is_file() and p != own and not p.name.startswith(".")
     }
-    assert built <= names
-    assert not any("_offline" in name for name in names)
+    assert built == names
+    # Inside the archive the home page's links to the EPUB and PDF work; its own is text.
+    links = re.findall(r'class="[^"]*ptnotes-offline[^"]*" href="([^"]+)"', home)
+    assert [url.rsplit(".", 1)[-1] for url in links] == ["epub", "pdf"]
+    assert all(root + url in names for url in links)
+    assert f"(ptnotes-{lang}.zip)" in home
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -51,9 +57,23 @@ def test_epub_and_pdf_are_what_they_say(lang: str, site_dir: Path) -> None:
         assert epub.read("mimetype") == b"application/epub+zip"
         pages = [n for n in epub.namelist() if n.endswith(".xhtml")]
     assert len(pages) > 50
-    pdf = (folder / f"ptnotes-{lang}.pdf").read_bytes()
-    assert pdf.startswith(b"%PDF-")
-    assert len(re.findall(rb"/Type\s*/Page\b", pdf)) > 100
+    pdf = folder / f"ptnotes-{lang}.pdf"
+    assert pdf.read_bytes().startswith(b"%PDF-")
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True)
+    pages = int(re.search(r"^Pages:\s+(\d+)", info.stdout, re.MULTILINE).group(1))
+    assert pages > 100, info.stdout
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_pdf_question_pages_end_with_their_drills(lang: str, site_dir: Path) -> None:
+    """Each question page's Practice section is in the PDF, as on the site."""
+    pdf = site_dir / lang / "_offline" / f"ptnotes-{lang}.pdf"
+    command = ["pdftotext", "-enc", "UTF-8", str(pdf), "-"]
+    text = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    pages = [p for p in (site_dir / lang).rglob("*.html") if 'id="practice"' in p.read_text()]
+    heading = re.search(r'<section id="practice">\s*<h2>(.*?)<a', pages[0].read_text()).group(1)
+    assert len(pages) > 40
+    assert text.count(heading.strip()) >= len(pages), heading  # the contents list it too
 
 
 @pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang.startswith("zh")])

@@ -9,7 +9,10 @@ file, it writes the file's name alone.
 
 from __future__ import annotations
 
+import argparse
+import os
 import re
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +73,42 @@ class OfflineCopy(SphinxRole):
         return [reference, nodes.Text(f" ({name})")], []
 
 
+def _own_link(language: str) -> re.Pattern[str]:
+    href = rf"(?:\.\./)*{FOLDER}/{re.escape(file_name(language, 'zip'))}"
+    return re.compile(rf'<a class="ptnotes-offline[^"]*" href="{href}">(.*?)</a>')
+
+
+def write_archive(edition: Path, language: str) -> Path:
+    """Write ``edition``'s zip into its ``_offline`` folder and return its path.
+
+    The archive holds the built edition under ``ptnotes-<language>/``, with the EPUB and PDF
+    already in ``_offline/`` (so the home page's links to them work inside the archive); its
+    own link becomes plain text there, as the archive cannot hold itself. It is written beside
+    its place first, so a half-written zip never takes the place of a whole one.
+    """
+    folder = edition / FOLDER
+    target = folder / file_name(language, "zip")
+    partial = folder / f".{target.name}.partial"
+    own = _own_link(language)
+    root = Path(target.stem)
+    try:
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(edition.rglob("*")):
+                relative = path.relative_to(edition)
+                if not path.is_file() or path == target or path.name.startswith("."):
+                    continue
+                if path.suffix == ".html":
+                    page = path.read_text(encoding="utf-8")
+                    archive.writestr(str(root / relative), own.sub(r"<span>\1</span>", page))
+                else:
+                    archive.write(path, root / relative)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, target)
+    return target
+
+
 _INPUT = re.compile(r"<input\b([^>]*?)\s*/?>")
 _BARE = re.compile(r"\s(checked|disabled|selected|readonly)(?=[\s/>]|$)")
 _SVG = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
@@ -109,3 +148,18 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("html-page-context", _epub_page)
     app.connect("config-inited", _epub_language)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m ptnotes_dev.sphinx.offline EDITION LANGUAGE``: write the edition's zip."""
+    parser = argparse.ArgumentParser(description=write_archive.__doc__)
+    parser.add_argument("edition", type=Path, help="the built edition, e.g. build/html/en")
+    parser.add_argument("language", help="its language code, e.g. en")
+    args = parser.parse_args(argv)
+    if not (args.edition / "index.html").is_file():
+        parser.error(f"{args.edition} holds no built edition (no index.html)")
+    print(write_archive(args.edition, args.language))
+
+
+if __name__ == "__main__":
+    main()

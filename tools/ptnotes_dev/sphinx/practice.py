@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.locale import get_translation
@@ -250,15 +251,18 @@ def _resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         return  # generated text in the edition's language: never extracted into catalogs
     html = app.builder.format == "html"
     store = _env_drills(app.env)
-    records = store.get(docname, [])
-    if records:
-        top = next(iter(doctree.findall(nodes.section)), None)
-        if top is not None:
-            section = nodes.section("", ids=["practice"], names=["practice"])
-            section += nodes.title("", _("Practice: what does this print?"))
-            for record in records:
-                section += _drill_nodes(app, docname, docname, record, html)
-            top += section
+    # The LaTeX builder resolves one tree holding every page, each after a start_of_file.
+    pages = [(n["docname"], n) for n in doctree.findall(addnodes.start_of_file)]
+    for page, tree in [(docname, doctree), *pages]:
+        records = store.get(page, [])
+        top = next(iter(tree.findall(nodes.section)), None)
+        if not records or top is None:
+            continue
+        section = nodes.section("", ids=["practice"], names=["practice"])
+        section += nodes.title("", _("Practice: what does this print?"))
+        for record in records:
+            section += _drill_nodes(app, page, page, record, html)
+        top += section
     for placeholder in list(doctree.findall(practice_list)):
         wanted = [placeholder["section"]] if placeholder["section"] else list(SECTIONS)
         content: list[nodes.Node] = []
