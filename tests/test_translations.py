@@ -111,6 +111,7 @@ def test_catalogs_use_the_glossary_terms() -> None:
         ("view", "视图"),
         ("bucket", "桶"),
         ("scaler", "缩放器"),
+        ("release matrix", "版本矩阵"),
     ],
 )
 def test_terms_once_written_two_ways_have_one_glossary_term(english: str, chinese: str) -> None:
