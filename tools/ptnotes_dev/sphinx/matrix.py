@@ -231,16 +231,23 @@ def _add_stamp(app: Sphinx, doctree: nodes.document) -> None:
             ref = nodes.Text(_("see the compatibility page"))
         paragraph += [nodes.Text(" ("), ref, nodes.Text(")")]
         lines = _current(app)[2]
-        stamp += version_notes(data, keys.get(doc, []), data_model.cpu_columns(data), lines)
+        html_page = app.builder.format == "html"
+        columns = data_model.cpu_columns(data)
+        stamp += version_notes(data, keys.get(doc, []), columns, lines, collapsed=html_page)
     section.insert(1, stamp)
     app.env.note_dependency(str(Path(app.srcdir) / app.config.ptnotes_matrix_file))
 
 
 def version_notes(
-    data: dict[str, Any], keys: Sequence[str], columns: Sequence[str], lines: dict[str, int]
+    data: dict[str, Any],
+    keys: Sequence[str],
+    columns: Sequence[str],
+    lines: dict[str, int],
+    collapsed: bool = True,
 ) -> list[nodes.Node]:
-    """A collapsed note per example of the page that fails on some releases: from which
-    release on the page's output holds, and what the newest failing release printed."""
+    """A note per example of the page that fails on some releases: from which release on the
+    page's output holds, and what the newest failing release printed. ``collapsed``: inside
+    an HTML ``<details>`` element; else (the PDF) printed open, its summary a paragraph."""
     notes: list[nodes.Node] = []
     for key in keys:
         failing = [c for c in columns if data_model.outcome(data, key, c) == "failed"]
@@ -259,12 +266,13 @@ def version_notes(
             ).format(line=line, releases=span)
         block = nodes.literal_block("", _trim(data_model.failure_output(data, key, failing[-1])))
         block["language"] = "text"
-        notes += [
-            nodes.raw("", f"<details><summary>{html.escape(summary)}</summary>", format="html"),
-            _para(_("Output on {release}").format(release=failing[-1])),
-            block,
-            nodes.raw("", "</details>", format="html"),
-        ]
+        output = [_para(_("Output on {release}").format(release=failing[-1])), block]
+        if collapsed:
+            opening = f"<details><summary>{html.escape(summary)}</summary>"
+            notes += [nodes.raw("", opening, format="html"), *output]
+            notes.append(nodes.raw("", "</details>", format="html"))
+        else:
+            notes += [_para(summary), *output]
     return notes
 
 
