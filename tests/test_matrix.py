@@ -340,6 +340,14 @@ def test_changed_unit_tests_rerun_on_the_lowest_and_newest_release_only() -> Non
     ]
 
 
+def test_another_platforms_plan_asks_what_its_own_columns_lack() -> None:
+    data = complete(RANGE, [A])  # every linux-x86_64 column complete
+    planned = matrix.plan_range(data, [A], RANGE, "src", platform="macos-arm64")
+    assert [(p["release"], p["reasons"][0]) for p in planned] == [
+        (release, "new release") for release in RANGE
+    ]
+
+
 def test_plan_json_is_a_strategy_matrix(tmp_path: Path) -> None:
     out = tmp_path / "plan.json"
     data = tmp_path / "matrix.json"
@@ -484,6 +492,30 @@ def test_run_with_output_writes_a_shard_and_touches_no_data_file(
     assert made["examples"] == matrix.examples_fingerprint([A, B])
     assert data.read_bytes() == before
     assert (ROOT / matrix.DATA_FILE).read_bytes() == committed
+
+
+def test_a_shard_on_another_platform_runs_what_its_own_column_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "matrix.json"
+    matrix.save_data(data, complete(["2.13.0"], [A, B]))  # complete on linux-x86_64
+    ran: list[list[str]] = []
+
+    def record(root: Path, python: Path, release: str, docs: list[str], prefix: str) -> Any:
+        ran.append(list(docs))
+        made = recorded(release, "cpu", {A.key: result(A.doc, 3, "passed")})
+        made["run"]["platform"] = "macos-arm64"
+        return made
+
+    monkeypatch.setattr(matrix, "current_platform", lambda: "macos-arm64")
+    monkeypatch.setattr(matrix, "current_examples", lambda settings=None: [A, B])
+    monkeypatch.setattr(matrix, "ensure_env", lambda settings, release, envs=None: Path("py"))
+    monkeypatch.setattr(matrix, "record_release", record)
+    out = tmp_path / "shard.json"
+    args = ["run", "--release", "2.13.0", "--output", str(out), "--data", str(data)]
+    assert matrix.main(args) == 0
+    assert ran == [["docs/a.md", "docs/b.md"]]
+    assert json.loads(out.read_text())["shard"]["column"] == "2.13.0+cpu@macos-arm64"
 
 
 def test_compare_finds_a_reproduced_column_and_a_differing_one() -> None:

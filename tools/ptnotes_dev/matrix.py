@@ -400,25 +400,31 @@ def plan_range(
     examples: Sequence[Example],
     releases: Sequence[str],
     unit_tests_source: str,
+    *,
+    device: str = "cpu",
+    platform: str = DEFAULT_PLATFORM,
 ) -> list[dict[str, Any]]:
     """One entry per release of ``releases`` that needs a run, with why.
 
     Reasons: ``new release`` (no column yet), ``N examples without a result`` (edited or
     added since the last run), ``unit tests`` (on the lowest and the newest release, when
-    the tests, the package or the machinery changed since they last ran there).
+    the tests, the package or the machinery changed since they last ran there). Each
+    release is judged by its column on ``device`` and ``platform``: another platform's
+    plan asks what that platform's columns lack.
     """
     planned = []
     for release in releases:
         reasons = []
-        if release not in data.get("runs", {}):
+        name = column(release, device, platform)
+        if name not in data.get("runs", {}):
             reasons.append("new release")
         else:
-            missing = [e for e in examples if outcome(data, e.key, release) is None]
+            missing = [e for e in examples if outcome(data, e.key, name) is None]
             if missing:
                 files = len({e.doc for e in missing})
                 reasons.append(f"{len(missing)} examples without a result ({files} files)")
         unit_tests = release in (releases[0], releases[-1]) and (
-            data.get("runs", {}).get(release, {}).get("unit_tests", {}).get("source")
+            data.get("runs", {}).get(name, {}).get("unit_tests", {}).get("source")
             != unit_tests_source
         )
         if unit_tests:
@@ -584,7 +590,7 @@ def run_release(
 ) -> dict[str, Any]:  # fmt: skip
     """Run what the cache lacks on one release and merge it into ``data``."""
     root = settings.root
-    docs = pages_to_run(data, examples, release)
+    docs = pages_to_run(data, examples, column(release, "cpu", current_platform()))
     prefix = f"release {index} of {total} (torch {release})"
     if not docs and not unit_tests:
         _log(f"{prefix}: all {len(examples)} examples cached, nothing to run")
@@ -642,12 +648,13 @@ def run_unit_tests(
     """The unit tests (tests/, not the browser tests) on one release, unless already run."""
     root = settings.root
     key = tests_key(root)
-    record = data["runs"].get(release, {}).get("unit_tests", {})
+    name = column(release, "cpu", current_platform())
+    record = data["runs"].get(name, {}).get("unit_tests", {})
     if record.get("source") == key:
         _log(f"{prefix}: unit tests cached (exit {record['exit_code']})")
         return data
     python = ensure_env(settings, release)
-    data["runs"].setdefault(release, {})["unit_tests"] = unit_test_record(root, python, prefix)
+    data["runs"].setdefault(name, {})["unit_tests"] = unit_test_record(root, python, prefix)
     return data
 
 
@@ -691,7 +698,8 @@ def command_run(args: argparse.Namespace) -> int:
         for release in [releases[-1], *releases[:-1]]:
             data = run_unit_tests(settings, release, data, f"unit tests (torch {release})")
             save_data(path, data)
-            if release != releases[-1] and data["runs"][release]["unit_tests"]["exit_code"] == 0:
+            name = column(release, "cpu", current_platform())
+            if release != releases[-1] and data["runs"][name]["unit_tests"]["exit_code"] == 0:
                 break
     _log(f"done in {time.perf_counter() - started:.0f} s; data in {DATA_FILE}")
     return 0
@@ -719,15 +727,17 @@ def run_shard(
 ) -> dict[str, Any]:
     """One release's shard: its environment, the files the data lacks (all with
     ``everything``) and, with ``unit_tests``, the unit tests. Reads ``data``, writes none.
+
+    What the data lacks is asked of this machine's column (``column(release, "cpu",
+    current_platform())``): a shard on another platform fills the gaps of its own column.
     """
     root = settings.root
-    prefix = f"shard torch {release}"
+    name = column(release, "cpu", current_platform())
+    prefix = f"shard torch {release}" + ("" if name == release else f" ({name})")
     started = time.perf_counter()
     python = ensure_env(settings, release, envs)
     environment_s = time.perf_counter() - started
-    docs = (
-        sorted({e.doc for e in examples}) if everything else pages_to_run(data, examples, release)
-    )
+    docs = sorted({e.doc for e in examples}) if everything else pages_to_run(data, examples, name)
     count = sum(1 for example in examples if example.doc in docs)
     _log(f"{prefix}: {count} examples of {len(docs)} file(s) to run")
     started = time.perf_counter()
@@ -786,12 +796,16 @@ def command_plan(args: argparse.Namespace) -> int:
     if not args.json:
         if not args.release or len(args.release) != 1:
             raise SystemExit("plan without --json lists the files of one --release")
-        for doc in pages_to_run(data, examples, column(args.release[0], args.device)):
+        name = column(args.release[0], args.device, args.platform)
+        for doc in pages_to_run(data, examples, name):
             print(doc)
         return 0
     listing = Path(args.listing).read_text(encoding="utf-8") if args.listing else None
     releases = args.release or range_releases(settings, listing)
-    planned = plan_range(data, examples, releases, tests_key(settings.root))
+    planned = plan_range(
+        data, examples, releases, tests_key(settings.root),
+        device=args.device, platform=args.platform,
+    )  # fmt: skip
     plan = {"releases": releases, "count": len(planned), "include": planned}
     text = json.dumps(plan, separators=(",", ":"))
     if args.output:
@@ -1042,7 +1056,11 @@ def build_parser() -> argparse.ArgumentParser:
         "plan", help="the files a release would run; with --json, the releases that need a run"
     )
     plan.add_argument("--release", action="append", help="a release (with --json: these only)")
-    plan.add_argument("--device", default="cpu")
+    plan.add_argument("--device", default="cpu", help="the column's device (default: cpu)")
+    plan.add_argument(
+        "--platform", default=DEFAULT_PLATFORM,
+        help=f"the column's platform (default: {DEFAULT_PLATFORM}; e.g. macos-arm64)",
+    )  # fmt: skip
     plan.add_argument("--json", action="store_true", help="the whole range, as a CI matrix")
     plan.add_argument("--output", help="with --json: write the plan to this file")
     plan.add_argument("--listing", help="a recorded `pip index versions torch` answer to read")
