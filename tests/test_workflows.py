@@ -119,6 +119,7 @@ def matrix_commands() -> list[list[str]]:
                 if "nox -s matrix --" not in line:
                     continue
                 words = shlex.split(line.split("nox -s matrix --", 1)[1])
+                words = [w.replace("${shards[@]}", "shards/shard-2.16.0.json") for w in words]
                 words = [w for w in words if not w.startswith("${")]  # "${args[@]}": optional
                 words = [w.replace("$RELEASE", "2.16.0") for w in words]
                 found.append(words if words[0] in ("plan", "merge") else ["run", *words])
@@ -135,3 +136,17 @@ def test_every_matrix_command_of_the_workflow_is_one_the_cli_accepts() -> None:
     assert shard.output == "shards/shard-2.16.0.json"
     assert shard.release == ["2.16.0"]
     assert shard.unit_tests is True
+    merge = parser.parse_args(commands[2])
+    assert merge.results == ["shards/shard-2.16.0.json"]
+
+
+def test_the_merge_fails_with_a_message_when_no_shard_was_uploaded() -> None:
+    (step,) = [s for s in steps("matrix", "merge") if s.get("name") == "Merge the shards"]
+    script = step["run"]
+    assert "nullglob" in script
+    assert script.index("exit 1") < script.index("nox -s matrix -- merge")
+
+
+def test_each_attempt_of_a_run_pushes_a_branch_of_its_own() -> None:
+    (step,) = [s for s in steps("matrix", "merge") if "gh pr create" in s.get("run", "")]
+    assert "github.run_attempt" in step["env"]["BRANCH"]
