@@ -187,7 +187,7 @@ def doctest_cuda(session: nox.Session) -> None:
 def matrix(session: nox.Session) -> None:
     """Every example on every torch minor release of the supported range (cached).
 
-    Keeps one environment per release under .nox/matrix/ (the registry's builds, ~3 GB
+    Keeps one environment per release under .nox/matrix-releases/ (the registry's builds, ~3 GB
     each), runs only the pages whose examples have no result for a release yet, runs the unit
     tests on the lowest and newest release, and writes docs/_data/matrix.json. Arguments go
     to ``python -m ptnotes_dev.matrix run`` (e.g. ``-- --release 2.4.1``; CI's shards:

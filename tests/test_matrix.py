@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -562,3 +563,18 @@ def test_a_failure_output_is_shown_without_terminal_escapes() -> None:
         }
     }
     assert matrix.failure_output(data, "k", "2.5.1") == "two options, do those."
+
+
+def test_release_environments_live_outside_every_nox_session_environment() -> None:
+    """nox deletes ``.nox/<session>`` whenever it creates a session's environment anew: the
+    release environments (~6 GB each) must not sit inside one of them."""
+    tree = ast.parse((ROOT / "noxfile.py").read_text(encoding="utf-8"))
+    sessions = {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        and any("nox.session" in ast.unparse(d) for d in node.decorator_list)
+    }
+    assert "matrix" in sessions
+    assert matrix.ENVS.parts[0] == ".nox"
+    assert matrix.ENVS.parts[1] not in sessions

@@ -2,7 +2,7 @@
 
 ``nox -s matrix`` runs this module. For each release (the newest patch of every minor release
 from the supported lower bound to the newest in the registry) it keeps a virtual environment
-under ``.nox/matrix/torch-<release>``, runs the examples with pytest and this package's
+under ``.nox/matrix-releases/torch-<release>``, runs the examples with pytest and this package's
 recorder (``--record-results``), and merges the outcome into ``docs/_data/matrix.json``:
 
 * per example, keyed by a hash of its source (the file, the example's code and expected
@@ -73,7 +73,7 @@ __all__ = [
 
 SCHEMA = 1
 DATA_FILE = Path("docs") / "_data" / "matrix.json"
-ENVS = Path(".nox") / "matrix"
+ENVS = Path(".nox") / "matrix-releases"
 #: How much of a failed example's report is kept.
 OUTPUT_LIMIT = 3000
 
@@ -513,7 +513,7 @@ def ensure_env(settings: Settings, release: str, envs: Path | None = None) -> Pa
 
     Two stamp files say what is installed: the torch release (never reinstalled), and a hash
     of the project's requirements and constraints (a change re-runs only that install).
-    ``envs`` is the folder of the environments (default ``.nox/matrix``).
+    ``envs`` is the folder of the environments (default ``.nox/matrix-releases``).
     """
     root = settings.root
     envs = root / ENVS if envs is None else envs
