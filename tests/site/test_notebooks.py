@@ -112,14 +112,15 @@ def test_translated_notebook_has_the_english_code_cells(
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_every_page_with_pycon_examples_links_its_notebook(site_dir: Path, lang: str) -> None:
-    """Pages whose examples are ``pycon`` blocks (the API pages' examples are docstrings)."""
+def test_every_page_with_examples_links_its_notebook(site_dir: Path, lang: str) -> None:
+    """Pages with ``pycon`` blocks, and the API pages with their docstrings' examples."""
+    marks = ('class="highlight-pycon', 'class="doctest highlight')
     pages = [
         p
         for p in (site_dir / lang).rglob("*.html")
-        if "_offline" not in p.parts and 'class="highlight-pycon' in p.read_text(encoding="utf-8")
+        if "_offline" not in p.parts and any(m in p.read_text(encoding="utf-8") for m in marks)
     ]
-    assert pages
+    assert any(p.parent.name == "api" for p in pages)
     for page in pages:
         html = page.read_text(encoding="utf-8")
         if {"auto_examples", "practice"} & set(page.relative_to(site_dir / lang).parts[:1]):

@@ -329,6 +329,8 @@ class MatrixCompatibility(SphinxDirective):
         if not differing:
             result.append(_para(_("No example differs between releases.")))
             return result
+        # A table cell cannot break across pages in LaTeX: the PDF lists them one by one.
+        listed = self.env.app.builder.format != "html"
         detail_rows: list[list[nodes.Node | str]] = []
         for doc, key, failing in differing:
             line = lines[key]
@@ -341,16 +343,23 @@ class MatrixCompatibility(SphinxDirective):
                 _para(_("Output on {release}").format(release=failing[-1])),
                 block,
             )
-            detail_rows.append(
-                [
-                    nodes.literal("", f"{doc}:{line}"),
-                    since or _("not on the newest release"),
-                    release_span(failing, columns),
-                    detail,
-                ]
-            )
-        header = [_("Example"), _("Holds from"), _("Does not hold on"), ""]
-        result.append(_table(header, detail_rows))
+            cells = [
+                nodes.literal("", f"{doc}:{line}"),
+                since or _("not on the newest release"),
+                release_span(failing, columns),
+                detail,
+            ]
+            if listed:
+                heading = nodes.paragraph("", "", nodes.strong("", "", cells[0]))
+                heading["translatable"] = False
+                for name, value in ((_("Holds from"), cells[1]), (_("Does not hold on"), cells[2])):
+                    heading += nodes.Text(f" \N{EM DASH} {name}: {value}")
+                result += [heading, *detail.children]
+            else:
+                detail_rows.append(cells)
+        if not listed:
+            header = [_("Example"), _("Holds from"), _("Does not hold on"), ""]
+            result.append(_table(header, detail_rows))
         return result
 
 

@@ -8,7 +8,8 @@ puts a "Download notebook" link into the page's stamp. A notebook holds:
   magic that skips a CUDA-only cell with a sentence saying why where there is no CUDA device;
 * the page's prose as Markdown cells, from the edition's doctree (the zh_CN notebook is
   Chinese), its code never translated;
-* each ``pycon`` block as a code cell without prompts or doctest directives, its verified
+* each ``pycon`` block (on the API pages, each docstring's examples) as a code cell without
+  prompts or doctest directives, its verified
   output stored as the cell's output. A block is cut after a statement whose expected output
   is a traceback (that cell is tagged ``raises-exception``, so "Run All" goes on), and around
   its CUDA-only statements (``%%requires_cuda``).
@@ -28,6 +29,7 @@ from typing import Any
 
 import nbformat
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.locale import get_translation
 
@@ -235,8 +237,9 @@ def _markdown(
     if isinstance(node, nodes.title):
         text("#" * max(level, 1) + " " + _inline(node))
         return
-    if isinstance(node, nodes.literal_block):
-        if node.get("language") == "pycon" and ">>>" in node.astext():
+    if isinstance(node, (nodes.literal_block, nodes.doctest_block)):
+        pycon = isinstance(node, nodes.doctest_block) or node.get("language") == "pycon"
+        if pycon and ">>>" in node.astext():
             source = node.get("ptnotes_source", node.astext()) + "\n"
             cells.extend(code_cells(source, dict(state)))
             state.pop("not_run", None)  # a notebook-skip comment names the next block only
@@ -245,6 +248,18 @@ def _markdown(
         return
     if isinstance(node, nodes.paragraph):
         text(_inline(node))
+        return
+    if isinstance(node, addnodes.desc_signature):  # an API page's function or class
+        text(f"#### `{' '.join(node.astext().split())}`")
+        return
+    if isinstance(node, nodes.field_list):  # its Parameters, Returns, Raises
+        for field in node.children:
+            name, body = field.children[0], field.children[-1]
+            described: list[dict[str, Any]] = []
+            for child in body.children:
+                _markdown(child, level, described, state)
+            prose = "\n\n".join(c["source"] for c in described if c["cell_type"] == "markdown")
+            text(f"**{_inline(name)}**: {prose}")
         return
     if isinstance(node, nodes.rubric):
         text(f"**{_inline(node)}**")
@@ -320,6 +335,8 @@ def _keep_sources(app: Sphinx, doctree: nodes.document) -> None:
     for block in doctree.findall(nodes.literal_block):
         if block.get("language") == "pycon":
             block["ptnotes_source"] = block.astext()
+    for block in doctree.findall(nodes.doctest_block):  # a docstring's examples (API pages)
+        block["ptnotes_source"] = block.astext()
 
 
 def notebook_path(docname: str) -> str:
