@@ -137,6 +137,26 @@ def test_global_state_changed_by_one_page_is_restored_for_the_next(tmp_path: Pat
     assert result.returncode == 0, result.stdout
 
 
+def test_a_default_device_left_by_one_page_is_undone_and_the_next_can_read_it(
+    tmp_path: Path,
+) -> None:
+    """The next page finds the CPU default and ``get_default_device()`` working (before torch
+    2.10, ``set_default_device(None)`` made it raise; the matrix runs this on the lowest)."""
+    first = """
+    >>> import torch
+    >>> torch.set_default_device("meta")
+    """
+    second = """
+    >>> import torch
+    >>> torch.empty(()).device, torch.get_default_device()
+    (device(type='cpu'), device(type='cpu'))
+    """
+    result = run_site(
+        tmp_path, {"docs/a.md": page(first), "docs/b.md": page(second), "docs/c.md": page(second)}
+    )
+    assert result.returncode == 0, result.stdout
+
+
 @pytest.mark.parametrize(
     ("options", "device", "runs"),
     [

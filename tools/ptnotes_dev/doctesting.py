@@ -219,6 +219,11 @@ def restore_state(namespace: dict[str, Any]) -> None:
     torch.set_default_dtype(dtype)
     torch.set_grad_enabled(grad_enabled)
     torch.set_default_device(None)
+    # Before torch 2.10, get_default_device() raises AttributeError once the context it reads
+    # is None: leave no context at all, as in a fresh process.
+    context = torch._GLOBAL_DEVICE_CONTEXT
+    if getattr(context, "device_context", ...) is None:
+        del context.device_context
     torch.set_printoptions(profile="default")
 
 
