@@ -352,6 +352,45 @@ def check_choice(caller: Callable[..., Any], name: str, value: object, choices: 
     return value  # a member of choices, so a T
 
 
+def check_device(
+    caller: Callable[..., Any], name: str, value: object, *, meta: bool = True
+) -> torch.device:
+    """Return ``value`` as a :class:`torch.device` this build of torch can put tensors on.
+
+    ``value`` is a :class:`torch.device`, a ``str`` (``"cpu"``, ``"cuda:1"``) or an
+    ``int`` (a CUDA index, as torch reads it). Refused: a name torch does not know
+    (``"gpu"``), a negative index, a device type this machine or build lacks (``"cuda"``
+    without CUDA), and with ``meta=False`` the meta device (shapes, no data). Not in
+    ``__all__``: the rule of :class:`ptnotes.layers.Linear`'s ``device`` and of
+    :func:`ptnotes.checkpoint.load_checkpoint`'s ``map_location``.
+    """
+    if isinstance(value, np.integer):
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, torch.device | str | int):
+        raise _fail(TypeError, caller, name, "a torch.device, str or int", value)
+    try:
+        device = torch.device(value)
+    except (RuntimeError, ValueError) as error:  # "gpu", -1: torch lists what it knows
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        got = f"{type(value).__name__} {value!r} ({detail[:240]})"
+        raise argument_error(
+            caller, name, value, "a device torch knows (cpu, cuda, ...)", got=got
+        ) from None
+    if device.type == "meta":
+        if not meta:
+            expected = "a device with data (the meta device holds shapes only)"
+            raise argument_error(caller, name, value, expected, got=f"{value!r}")
+        return device
+    try:
+        torch.empty(0, device=device)
+    except Exception as error:  # "Torch not compiled with CUDA enabled", no such index
+        detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        expected = "a device this machine and this build of torch have"
+        got = f"{value!r} ({type(error).__name__}: {detail[:240]})"
+        raise argument_error(caller, name, value, expected, got=got) from None
+    return device
+
+
 def optimizer_defaults(optimizer: type[torch.optim.Optimizer]) -> dict[str, Any]:
     """The keyword options of an optimizer's constructor and their defaults."""
     signature = inspect.signature(optimizer)
