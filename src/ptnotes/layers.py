@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ptnotes.validation import argument_error, check_bool, check_int, check_type
+from ptnotes.validation import argument_error, check_bool, check_device, check_int, check_type
 
 __all__ = ["ConvBNReLU", "Linear"]
 
@@ -82,11 +82,8 @@ class Linear(nn.Module):
         if device is not None:
             expected = "a torch.device, str, int or None"
             check_type(Linear, "device", device, (torch.device, str, int), expected=expected)
-            try:
-                device = torch.device(device)
-            except RuntimeError as error:  # "gpu": torch lists the device types it knows
-                got = f"{device!r} ({error})"
-                raise argument_error(Linear, "device", device, "a device", got=got) from error
+            # "gpu", or "cuda" on a machine without it: refused here, not by torch.empty
+            device = check_device(Linear, "device", device)
         if dtype is not None:
             check_type(Linear, "dtype", dtype, torch.dtype, expected="a torch.dtype or None")
             if not dtype.is_floating_point:
