@@ -19,6 +19,7 @@ from torch.nn.parameter import is_lazy
 from ptnotes.validation import (
     argument_error,
     builtin_optimizers,
+    check_device,
     check_type,
     optimizer_defaults,
     public_name,
@@ -89,9 +90,31 @@ def _check_path(caller: Any, path: Any) -> str:
     name = os.fspath(path)
     if not isinstance(name, str):  # an os.PathLike of bytes
         raise argument_error(caller, "path", path, "a str or os.PathLike of str", error=TypeError)
+    if not name or "\0" in name:  # "" is the current folder; a NUL byte no file name holds
+        raise argument_error(caller, "path", name, "a file path", got=f"{name!r}")
     if os.path.isdir(name):
         raise argument_error(caller, "path", name, "a file path", got=f"{name!r}, a directory")
     return name
+
+
+def _check_scheduler_type(caller: Any, scheduler: object) -> None:
+    """A :class:`Stateful` that is not the model or the optimizer passed one place too far."""
+    check_type(caller, "scheduler", scheduler, Stateful, expected=_SCHEDULER)
+    if isinstance(scheduler, torch.optim.Optimizer | nn.Module):  # Stateful too
+        got = f"{public_name(type(scheduler))}, an optimizer or a model, not a scheduler"
+        raise argument_error(caller, "scheduler", scheduler, _SCHEDULER, error=TypeError, got=got)
+
+
+def _check_data(caller: Any, model: nn.Module) -> None:
+    """Refuse a model on the meta device: its tensors have shapes and no values."""
+    for key, tensor in model.state_dict().items():
+        if isinstance(tensor, torch.Tensor) and not is_lazy(tensor) and tensor.is_meta:
+            expected = (
+                "a model with values (build it on a real device, or move it there with "
+                "model.to_empty(device=...) and initialise it)"
+            )
+            got = f"{public_name(type(model))} whose {key} is on the meta device"
+            raise argument_error(caller, "model", model, expected, got=got)
 
 
 def _parameter_names(model: nn.Module) -> dict[int, str]:
@@ -230,9 +253,17 @@ def _write_atomically(path: str, data: memoryview) -> None:
         mode = os.stat(target).st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
-    temporary = tempfile.NamedTemporaryFile(  # noqa: SIM115  # closed below, before the rename
-        mode="wb", dir=folder, prefix=f".{name}.", suffix=".tmp", delete=False
-    )
+    try:
+        temporary = tempfile.NamedTemporaryFile(  # noqa: SIM115  # closed below, before the rename
+            mode="wb", dir=folder, prefix=f".{name}.", suffix=".tmp", delete=False
+        )
+    except OSError as error:  # a read-only folder: name the path given, not the temporary
+        refusal = type(error)(
+            f"save_checkpoint() expects path to be in a folder it can write to, got {path!r} "
+            f"({error.strerror or error} creating a temporary file in {folder!r})"
+        )
+        refusal.errno = error.errno
+        raise refusal from error
     try:
         with temporary:
             for start in range(0, len(data), _CHUNK):
@@ -326,8 +357,9 @@ def save_checkpoint(
     check_type(me, "model", model, nn.Module)
     check_type(me, "optimizer", optimizer, torch.optim.Optimizer)
     if scheduler is not None:
-        check_type(me, "scheduler", scheduler, Stateful, expected=_SCHEDULER)
+        _check_scheduler_type(me, scheduler)
         _check_scheduler_drives(me, scheduler, optimizer)
+    _check_data(me, model)
     folder = os.path.dirname(os.path.abspath(name))
     if not os.path.isdir(folder):
         raise FileNotFoundError(
@@ -541,6 +573,8 @@ def _check_optimizer(
             raise _damaged(path, "whose optimizer state is damaged")
         if not isinstance(values, Mapping):
             continue
+        if is_lazy(parameters[index]):  # no shape yet: loading the model gives it one
+            continue
         shape = parameters[index].shape
         for key, tensor in values.items():
             if (
@@ -741,7 +775,7 @@ def load_checkpoint(
     if optimizer is not None:
         check_type(me, "optimizer", optimizer, torch.optim.Optimizer)
     if scheduler is not None:
-        check_type(me, "scheduler", scheduler, Stateful, expected=_SCHEDULER)
+        _check_scheduler_type(me, scheduler)
         if optimizer is not None:
             _check_scheduler_drives(me, scheduler, optimizer)
     if map_location is not None:
@@ -752,6 +786,9 @@ def load_checkpoint(
             (str, torch.device),
             expected="a str, a torch.device or None",
         )
+        # "gpu", "cuda" without CUDA, "meta": refused here, not blamed on the file
+        check_device(me, "map_location", map_location, meta=False)
+    _check_data(me, model)
     state = _check_structure(name, _read(name, map_location))
     meta: Mapping[str, Any] | None = state.get(_META)
     _check_model(model, state["model"], meta)
@@ -761,12 +798,12 @@ def load_checkpoint(
         _check_scheduler(name, scheduler, state["scheduler"], meta)
 
     restore = _Restore(model, optimizer, scheduler)
-    try:
-        model.load_state_dict(state["model"])
-        if optimizer is not None:
-            optimizer.load_state_dict(state["optimizer"])
+    try:  # the model last: a lazy module's first load cannot be undone
         if scheduler is not None:
             scheduler.load_state_dict(state["scheduler"])
+        if optimizer is not None:
+            optimizer.load_state_dict(state["optimizer"])
+        model.load_state_dict(state["model"])
     except BaseException:
         restore()
         raise
