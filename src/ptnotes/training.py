@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -40,6 +41,14 @@ def _common(
         )
         expected = "a model with a trainable parameter (unfreeze some first)"
         raise argument_error(caller, "model", model, expected, got=got)
+    closure = inspect.signature(optimizer.step).parameters.get("closure")
+    if closure is not None and closure.default is inspect.Parameter.empty:
+        expected = (
+            "an optimizer whose step() needs no closure (LBFGS evaluates the loss several "
+            "times per step: call optimizer.step(closure) yourself)"
+        )
+        got = f"{type(optimizer).__name__}, whose step() requires a closure"
+        raise argument_error(caller, "optimizer", optimizer, expected, error=TypeError, got=got)
     held = {id(p) for group in optimizer.param_groups for p in group["params"]}
     missing = [n for n, p in model.named_parameters() if p.requires_grad and id(p) not in held]
     if missing:
@@ -91,7 +100,11 @@ def _check_targets(
     caller: Callable[..., Any], model: nn.Module, loss_fn: object, targets: object
 ) -> None:
     """What can be known of the targets before the forward pass: device and dtype."""
+    kind = _loss_kind(loss_fn)
     if not isinstance(targets, torch.Tensor):
+        if kind is not None:  # torch's error would be an AttributeError, or a TypeError
+            expected = f"a tensor for {kind[1]} (convert with torch.as_tensor)"
+            raise argument_error(caller, "targets", targets, expected, error=TypeError)
         return
     devices = {p.device for p in model.parameters()}
     if devices and targets.device not in devices:
@@ -100,7 +113,6 @@ def _check_targets(
         raise argument_error(
             caller, "targets", targets, expected, got=f"targets on {targets.device}"
         )
-    kind = _loss_kind(loss_fn)
     if kind is None:
         return
     rule, name = kind
@@ -115,11 +127,29 @@ def _check_targets(
         raise argument_error(caller, "targets", targets, expected, error=TypeError)
 
 
+def _check_inputs(caller: Callable[..., Any], model: nn.Module, inputs: object, name: str) -> None:
+    """Inputs on another device than the model: refused before the forward pass."""
+    devices = {p.device for p in model.parameters()}
+    if isinstance(inputs, torch.Tensor) and devices and inputs.device not in devices:
+        shown = ", ".join(sorted(str(d) for d in devices))
+        expected = f"on the model's device ({shown}); move the batch with .to(device)"
+        raise argument_error(caller, name, inputs, expected, got=f"inputs on {inputs.device}")
+
+
 @contextmanager
-def _restored_on_failure(model: nn.Module) -> Iterator[None]:
-    """Undo what the step changed (gradients, buffers such as running statistics) on an error."""
-    gradients = [(p, p.grad) for p in model.parameters()]
+def _restored_on_failure(model: nn.Module, optimizer: torch.optim.Optimizer) -> Iterator[None]:
+    """Undo what the step changed on an error: the gradients (of the model's parameters and
+    of any other the optimizer holds: ``zero_grad`` clears them all), the buffers (batch
+    norm's running statistics) and the random state the forward pass drew from (dropout).
+    """
+    parameters = {id(p): p for p in model.parameters()}
+    for group in optimizer.param_groups:
+        parameters.update((id(p), p) for p in group["params"])
+    gradients = [(p, p.grad) for p in parameters.values()]
     buffers = [(b, b.detach().clone()) for b in model.buffers()]
+    cpu_rng = torch.get_rng_state()
+    cuda = sorted({p.device for p in parameters.values() if p.device.type == "cuda"}, key=str)
+    cuda_rng = [(d, torch.cuda.get_rng_state(d)) for d in cuda]
     try:
         yield
     except BaseException:
@@ -129,6 +159,9 @@ def _restored_on_failure(model: nn.Module) -> Iterator[None]:
             for buffer, saved in buffers:
                 if buffer.shape == saved.shape:
                     buffer.copy_(saved)
+        torch.set_rng_state(cpu_rng)
+        for device, state in cuda_rng:
+            torch.cuda.set_rng_state(state, device)
         raise
 
 
@@ -152,7 +185,14 @@ def _loss(
     inputs: Any,
     targets: Any,
 ) -> torch.Tensor:
-    output = model(inputs)
+    try:
+        output = model(inputs)
+    except _OUT_OF_MEMORY:
+        raise
+    except RuntimeError as error:  # torch's words for "not these inputs": a shape, a dtype
+        expected = f"a batch whose inputs model accepts (inputs: {_shown(inputs)})"
+        got = f"RuntimeError from model: {_first_line(error)}"
+        raise argument_error(caller, label, inputs, expected, got=got) from error
     kind = _loss_kind(loss_fn)
     if (
         kind is not None
@@ -213,6 +253,51 @@ def _loss(
     return loss
 
 
+_OUT_OF_MEMORY: type[BaseException] = getattr(
+    torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError
+)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+#: The optimizers of torch.optim that take sparse gradients (SparseAdam takes only those).
+_SPARSE_OPTIMIZERS: tuple[type[torch.optim.Optimizer], ...] = (
+    torch.optim.SGD,
+    torch.optim.Adagrad,
+    torch.optim.SparseAdam,
+)
+
+
+def _check_gradients(
+    caller: Callable[..., Any], model: nn.Module, optimizer: torch.optim.Optimizer
+) -> None:
+    """Gradients the optimizer's step would refuse (after it changed some parameters)."""
+    if not type(optimizer).__module__.startswith("torch.optim"):
+        return
+    names = {id(p): n for n, p in model.named_parameters()}
+    for group in optimizer.param_groups:
+        for parameter in group["params"]:
+            grad = parameter.grad
+            if grad is None:
+                continue
+            name = names.get(id(parameter), "a parameter")
+            kind = type(optimizer).__name__
+            if isinstance(optimizer, torch.optim.SparseAdam) and not grad.is_sparse:
+                expected = (
+                    "an optimizer for dense gradients (SparseAdam takes only sparse ones, "
+                    "from nn.Embedding(sparse=True); use Adam)"
+                )
+                got = f"SparseAdam, and {name} has a dense gradient"
+                raise argument_error(caller, "optimizer", optimizer, expected, got=got)
+            if grad.is_sparse and not isinstance(optimizer, _SPARSE_OPTIMIZERS):
+                expected = "an optimizer for sparse gradients (SGD, Adagrad or SparseAdam)"
+                got = f"{kind}, and {name} has a sparse gradient"
+                raise argument_error(caller, "optimizer", optimizer, expected, got=got)
+
+
 def _shown(value: object) -> str:
     if isinstance(value, torch.Tensor):
         return f"shape {tuple(value.shape)}, {value.dtype}"
@@ -229,8 +314,12 @@ def _backward(caller: Callable[..., Any], loss: torch.Tensor) -> None:
 
 
 def _clip_and_step(
-    model: nn.Module, optimizer: torch.optim.Optimizer, max_grad_norm: float | None
+    caller: Callable[..., Any],
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    max_grad_norm: float | None,
 ) -> None:
+    _check_gradients(caller, model, optimizer)
     if max_grad_norm is not None:
         nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
     optimizer.step()
@@ -256,15 +345,17 @@ def train_step(
     The model's mode is left as it is: call ``model.train()`` first. ``loss.item()``
     waits for the device to finish the step (a synchronisation point on a GPU).
 
-    Bad input changes nothing. The arguments, and the targets' device and dtype (for the
-    losses of :mod:`torch.nn` whose targets it knows), are checked before the forward
+    Bad input changes nothing. The arguments, the inputs' device, and the targets'
+    device, type and dtype (for the losses of :mod:`torch.nn` whose targets it knows: a
+    list of targets is refused with :class:`TypeError`) are checked before the forward
     pass; what needs the output (the targets' shape against it, the loss) is checked
-    after it, and a refusal then puts the gradients and the buffers (batch norm's running
-    statistics) back as they were. The errors torch raises from the loss for targets it
-    refuses (a :class:`RuntimeError` or :class:`IndexError`: a class index out of range,
-    say) or from ``backward()`` come as :class:`ValueError` naming the argument, torch's
-    message attached; a target that is not a tensor at all (a list) gets torch's own
-    :class:`TypeError`.
+    after it, and a refusal then puts the gradients, the buffers (batch norm's running
+    statistics) and the random state (dropout's) back as they were. The errors torch
+    raises from the model for inputs it refuses (a :class:`RuntimeError`: a shape or a
+    dtype), from the loss for targets it refuses (a :class:`RuntimeError` or
+    :class:`IndexError`: a class index out of range, say) or from ``backward()`` come as
+    :class:`ValueError` naming the argument, torch's message attached. An optimizer
+    whose ``step()`` needs a closure (LBFGS) is refused.
 
     Args:
         model: the model; ``model(inputs)`` gives the output.
@@ -326,7 +417,7 @@ def train_step(
         0.5
 
         A class index out of range is torch's :class:`IndexError`, re-raised naming the
-        batch; a list of targets is torch's :class:`TypeError`, as it is:
+        batch; a list of targets is refused before the forward pass:
 
         >>> classifier = nn.Linear(1, 2)
         >>> sgd = torch.optim.SGD(classifier.parameters(), lr=0.1)
@@ -338,16 +429,17 @@ def train_step(
         >>> train_step(classifier, (inputs, [0, 1]), nn.CrossEntropyLoss(), sgd)
         Traceback (most recent call last):
           ...
-        TypeError: cross_entropy_loss(): argument 'target' (position 2) must be Tensor, not list
+        TypeError: train_step() expects targets to be a tensor for CrossEntropyLoss ...
     """
     norm = _common(train_step, model, loss_fn, optimizer, max_grad_norm)
     inputs, targets = _split(train_step, batch, "batch")
+    _check_inputs(train_step, model, inputs, "inputs")
     _check_targets(train_step, model, loss_fn, targets)
-    with _restored_on_failure(model):
+    with _restored_on_failure(model, optimizer):
         optimizer.zero_grad(set_to_none=True)
         loss = _loss(train_step, "batch", model, loss_fn, inputs, targets)
         _backward(train_step, loss)
-        _clip_and_step(model, optimizer, norm)
+        _clip_and_step(train_step, model, optimizer, norm)
     return loss.item()
 
 
@@ -459,12 +551,13 @@ def accumulate_step(
                 me, f"the inputs of micro_batches[{i}]", inputs, expected, error=TypeError
             )
         counts.append(inputs.shape[0])
-    for _, targets in pairs:
+    for i, (inputs, targets) in enumerate(pairs):
+        _check_inputs(me, model, inputs, f"the inputs of micro_batches[{i}]")
         _check_targets(me, model, loss_fn, targets)
     total = sum(counts)
 
     weighted_sum: torch.Tensor | None = None
-    with _restored_on_failure(model):
+    with _restored_on_failure(model, optimizer):
         optimizer.zero_grad(set_to_none=True)
         for i, ((inputs, targets), count) in enumerate(zip(pairs, counts, strict=True)):
             label = f"micro_batches[{i}]"
@@ -472,6 +565,6 @@ def accumulate_step(
             _backward(me, loss)
             part = loss.detach()
             weighted_sum = part if weighted_sum is None else weighted_sum + part
-        _clip_and_step(model, optimizer, norm)
+        _clip_and_step(me, model, optimizer, norm)
     assert weighted_sum is not None  # at least one micro-batch, checked above
     return weighted_sum.item()
