@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
 import torch
+from torch.nn.parameter import is_lazy
 from torch.utils.hooks import RemovableHandle
 
-from ptnotes.validation import check_bool, check_number, check_type
+from ptnotes.validation import argument_error, check_bool, check_number, check_type
 
 __all__ = ["GradNormRecorder"]
 
@@ -119,6 +121,7 @@ class GradNormRecorder:
             )
         self._handles: list[RemovableHandle] = []
         self._calls: dict[str, int] = {}
+        self._backward_seen = False
         self.parameter_norms: dict[str, list[float]] = {}
         self.output_norms: dict[str, list[float]] = {}
 
@@ -128,10 +131,18 @@ class GradNormRecorder:
             gradient = gradient.float()
         elif gradient.dtype == torch.complex32:
             gradient = gradient.to(torch.complex64)
-        return float(torch.linalg.vector_norm(gradient, ord=self._norm_type))
+        norm = float(torch.linalg.vector_norm(gradient, ord=self._norm_type))
+        if math.isinf(norm) and bool(torch.isfinite(gradient).all()):
+            # the sum of powers overflowed (float32 and bfloat16 top out near 3.4e38, so
+            # elements of 1e20 do): scale by the largest element, which the norm divides out
+            largest = float(gradient.abs().amax())
+            scaled = torch.linalg.vector_norm(gradient / largest, ord=self._norm_type)
+            norm = largest * float(scaled)
+        return norm
 
     def _parameter_hook(self, name: str) -> Callable[[torch.Tensor], None]:
         def hook(gradient: torch.Tensor) -> None:
+            self._backward_seen = True
             self.parameter_norms[name].append(self._norm(gradient))
 
         return hook
@@ -142,12 +153,16 @@ class GradNormRecorder:
     def _module_hook(self, name: str) -> Callable[[torch.nn.Module, Any, Any], None]:
         def record(label: str) -> Callable[[torch.Tensor], None]:
             def hook(gradient: torch.Tensor) -> None:
+                self._backward_seen = True
                 if self.active:  # a graph built inside the block, run backward after it
                     self.output_norms[label].append(self._norm(gradient))
 
             return hook
 
         def hook(module: torch.nn.Module, args: Any, output: Any) -> None:
+            if self._backward_seen:  # a new pass, though not through model (a submodule's)
+                self._backward_seen = False
+                self._calls.clear()
             count = self._calls.get(name, 0) + 1
             self._calls[name] = count
             label = name if count == 1 else f"{name}#{count}"
@@ -173,6 +188,15 @@ class GradNormRecorder:
                 f"{cls.__qualname__}() expects model to have a parameter that requires grad "
                 f"when the block starts, got {type(self._model).__name__} with none"
             )
+        lazy = [name for name, parameter in parameters if is_lazy(parameter)]
+        if lazy:  # torch refuses a hook on them, with an error that names no argument
+            expected = (
+                "a model with initialised parameters (run one forward pass with a sample "
+                "batch before the block)"
+            )
+            shown = ", ".join(lazy[:3]) + (f", ... ({len(lazy) - 3} more)" if len(lazy) > 3 else "")
+            got = f"{type(self._model).__name__} with uninitialised (lazy) {shown}"
+            raise argument_error(cls, "model", self._model, expected, got=got)
         handles: list[RemovableHandle] = []
         leaves: list[str] = []
         try:  # all or nothing: a failure half-way removes the hooks already registered
@@ -190,6 +214,7 @@ class GradNormRecorder:
             raise
         self._parameters = parameters
         self._calls.clear()
+        self._backward_seen = False
         self.parameter_norms = {name: [] for name, _ in parameters}
         self.output_norms = {name: [] for name in leaves}
         self._handles = handles
