@@ -365,6 +365,26 @@ def _pass_through(batch: T) -> T:
     return batch
 
 
+def _per_sample_part(dataset: object) -> object | None:
+    """The dataset, or the one a chain of subsets of it leads to, that refuses an index tensor.
+
+    A :class:`~torch.utils.data.Subset` passes the index tensor on to its own dataset
+    (``dataset[indices[index]]``) only when its indices are a tensor; a
+    :class:`~torch.utils.data.ConcatDataset` never takes one.
+    """
+    seen: set[int] = set()
+    while id(dataset) not in seen:
+        seen.add(id(dataset))
+        if isinstance(dataset, ConcatDataset):
+            return dataset
+        if not isinstance(dataset, Subset):
+            return None
+        if not isinstance(dataset.indices, torch.Tensor):
+            return dataset
+        dataset = dataset.dataset
+    return None
+
+
 def batched_loader(
     dataset: Dataset[T],
     batch_size: int,
@@ -451,17 +471,17 @@ def batched_loader(
     size, shuffle_, drop_last_, generator_, replicas, rank_, seed_ = _sampler_options(
         me, batch_size, shuffle, drop_last, generator, num_replicas, rank, seed
     )
-    if (isinstance(dataset, Subset) and not isinstance(dataset.indices, torch.Tensor)) or (
-        isinstance(dataset, ConcatDataset)
-    ):  # fail here, not at the first batch of the first epoch
+    part = _per_sample_part(dataset)
+    if part is not None:  # fail here, not at the first batch of the first epoch
         expected = (
             "a dataset whose __getitem__ takes a 1-D int64 index tensor (a whole batch), "
             "such as TensorBatchDataset or TensorDataset"
         )
+        inside = "" if part is dataset else f" inside {type(dataset).__name__}"
         got = (
-            f"{type(dataset).__name__}, which indexes its parts one sample at a time (for a "
-            "subset, index the tensors instead: TensorBatchDataset(*(t[indices] for t in "
-            "tensors)))"
+            f"{type(part).__name__}{inside}, which indexes its parts one sample at a time "
+            "(for a subset, index the tensors instead: TensorBatchDataset(*(t[indices] for "
+            "t in tensors)))"
         )
         raise argument_error(me, "dataset", dataset, expected, error=TypeError, got=got)
     sampler = BatchIndexSampler(
