@@ -8,6 +8,7 @@ from typing import Literal
 
 from torch import nn
 from torch.nn.parameter import is_lazy
+from torch.nn.utils import parametrize
 
 from ptnotes.validation import argument_error, check_bool, check_choice, check_type
 
@@ -142,6 +143,24 @@ def sequential_from(
     raise AssertionError(chosen)  # check_choice admits only the three styles
 
 
+def _kind(module: nn.Module) -> tuple[type, str | None]:
+    """A module's class, and its configuration while it has uninitialised (lazy) tensors.
+
+    A parametrized module's class is made anew for each module (``ParametrizedLinear``),
+    so the class it was made from stands for it. A lazy module's tensors have no shapes
+    yet: its configuration (``extra_repr``: ``out_features=2``) tells two apart.
+    """
+    kind = type(module)
+    if parametrize.is_parametrized(module):
+        kind = kind.__bases__[0]
+    lazy = any(
+        is_lazy(t)
+        for t in (*module._parameters.values(), *module._buffers.values())
+        if t is not None
+    )
+    return kind, module.extra_repr() if lazy else None
+
+
 def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) -> bool:
     """Tell whether two modules have the same layers, parameters and buffers.
 
@@ -193,7 +212,7 @@ def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) ->
     check_type(same_structure, "a", a, nn.Module)
     check_type(same_structure, "b", b, nn.Module)
     names = not check_bool(same_structure, "ignore_names", ignore_names)
-    if [type(m) for m in a.modules()] != [type(m) for m in b.modules()]:
+    if [_kind(m) for m in a.modules()] != [_kind(m) for m in b.modules()]:
         return False
 
     def tensors(module: nn.Module) -> list[tuple[str, str, tuple[int, ...] | None]]:
