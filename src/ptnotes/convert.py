@@ -69,6 +69,10 @@ def to_numpy(tensor: torch.Tensor, *, copy: bool = False) -> npt.NDArray[np.gene
     """
     check_type(to_numpy, "tensor", tensor, torch.Tensor)
     copy_ = check_bool(to_numpy, "copy", copy)
+    if tensor.is_nested:  # its layout may say strided; its rows have different lengths
+        expected = "a regular tensor (a nested tensor's rows differ in length: convert each "
+        expected += "of tensor.unbind())"
+        raise argument_error(to_numpy, "tensor", tensor, expected, got="a nested tensor")
     if tensor.layout != torch.strided:
         expected = "a dense (strided) tensor (call .to_dense() first)"
         raise argument_error(to_numpy, "tensor", tensor, expected, got=f"layout {tensor.layout}")
