@@ -446,6 +446,14 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
     )
     if x.is_leaf and x.requires_grad and torch.is_grad_enabled():
         raise argument_error(clamp_, "x", x, expected, got="a leaf tensor that requires grad")
+    if x.is_inference() and not torch.is_inference_mode_enabled():
+        expected = "a tensor that may be modified in place here (clone an inference tensor first)"
+        got = "a tensor made under torch.inference_mode()"
+        raise argument_error(clamp_, "x", x, expected, got=got)
+    if any(stride == 0 and size > 1 for stride, size in zip(x.stride(), x.shape, strict=True)):
+        expected = "a tensor whose elements have memory of their own (clone an expanded view)"
+        got = f"an expanded view of shape {tuple(x.shape)} and strides {x.stride()}"
+        raise argument_error(clamp_, "x", x, expected, got=got)
     base = x._base
     if base is not None and base.is_leaf and base.requires_grad and torch.is_grad_enabled():
         # autograd would refuse it only after ClampInPlace.forward had written the leaf
