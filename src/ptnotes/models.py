@@ -10,6 +10,16 @@ from ptnotes.validation import argument_error, check_int, check_type
 __all__ = ["SmallCNN"]
 
 
+def _autocast_off(device_type: str) -> bool:
+    """Whether autocast is off for ``device_type`` (then the input's dtype must be the model's)."""
+    try:
+        return not torch.is_autocast_enabled(device_type)
+    except TypeError:  # torch < 2.4 takes no device type
+        return not (torch.is_autocast_enabled() or torch.is_autocast_cpu_enabled())
+    except RuntimeError:  # a device type autocast does not know (meta): no autocast there
+        return True
+
+
 class SmallCNN(nn.Module):
     """A two-convolution image classifier split into ``features`` and ``fc``.
 
@@ -90,6 +100,15 @@ class SmallCNN(nn.Module):
                 "(for one image, x.unsqueeze(0))"
             )
             raise argument_error(forward, "x", x, expected)
+        weight = self.fc.weight
+        dtype = weight.dtype if _autocast_off(x.device.type) else x.dtype  # autocast casts
+        if (x.dtype, x.device) != (dtype, weight.device):  # torch's error names no argument
+            expected = (
+                f"a batch of the model's dtype and device ({weight.dtype}, {weight.device}; "
+                "convert with x.to(...))"
+            )
+            got = f"{x.dtype} on {x.device}"
+            raise argument_error(forward, "x", x, expected, got=got)
         logits: torch.Tensor = self.fc(self.features(x))
         return logits
 
