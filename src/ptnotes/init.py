@@ -192,7 +192,9 @@ def _initialise(
     with torch.no_grad():
         if weight is not None:
             value = torch.empty_like(weight)
-            if kind == "Conv":
+            if value.numel() == 0:  # nothing to draw (xavier divides by fan_in + fan_out)
+                pass
+            elif kind == "Conv":
                 nn.init.kaiming_normal_(value, mode="fan_out", nonlinearity="relu")
             elif kind == "Linear":
                 nn.init.xavier_uniform_(value)
