@@ -29,6 +29,10 @@ __all__ = ["WorkerError", "find_free_port", "run_parallel"]
 #: arrived, or after SIGTERM) before they and their process groups are killed.
 _GRACE_S = 2.0
 
+#: The longest ``timeout`` accepted: what :func:`multiprocessing.connection.wait` (``poll``,
+#: in milliseconds in a C ``int``) can wait for.
+_MAX_TIMEOUT_S = (2**31 - 1) // 1000
+
 #: The only interface the store and the backends use.
 _LOOPBACK = "127.0.0.1"
 
@@ -210,7 +214,10 @@ def _validate(
     """Check the arguments of :func:`run_parallel`; return ``(fn, args)`` pickled."""
     me = run_parallel
     check_int(me, "world_size", world_size, minimum=1)
-    check_number(me, "timeout", timeout, positive=True)
+    seconds = check_number(me, "timeout", timeout, positive=True)
+    if seconds > _MAX_TIMEOUT_S:  # a wait on the workers' pipes takes at most 2**31 - 1 ms
+        expected = f"a number of seconds <= {_MAX_TIMEOUT_S} (about 24 days)"
+        raise argument_error(me, "timeout", timeout, expected)
     backend = check_type(me, "backend", backend, str)
     if not dist.is_available():
         raise RuntimeError(
