@@ -12,6 +12,7 @@ the case it is for). What a snapshot holds, per kind of object:
 * a scheduler (or any object with ``state_dict()``): its class and state dict;
 * a path: the file's bytes (or its absence) and the names in its folder (a temporary file
   left behind is a change);
+* :data:`GLOBAL_RNG`: torch's CPU random state (a refused step must not have drawn from it);
 * anything else: a deep copy of its attributes.
 """
 
@@ -26,6 +27,17 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.nn.parameter import is_lazy
+
+
+class _GlobalRandomState:
+    """Stands for torch's global CPU generator in ``state_unchanged(...)``."""
+
+    def __repr__(self) -> str:
+        return "GLOBAL_RNG"
+
+
+GLOBAL_RNG = _GlobalRandomState()
 
 
 def _tensor(t: torch.Tensor, version: bool = False) -> tuple[Any, ...]:
@@ -35,6 +47,8 @@ def _tensor(t: torch.Tensor, version: bool = False) -> tuple[Any, ...]:
     must not have written); inside a module it may move when a rollback copies the old
     values back (``load_state_dict`` copies in place).
     """
+    if is_lazy(t):  # no shape, no values yet: its identity and its class (it materialises)
+        return ("lazy tensor", id(t), type(t), t.requires_grad)
     grad = t.grad
     return (
         "tensor",
@@ -107,6 +121,8 @@ def _path(path: Path) -> tuple[Any, ...]:
 
 def snapshot(obj: object) -> object:
     """Everything about ``obj`` that a call could change, as comparable values."""
+    if obj is GLOBAL_RNG:
+        return ("rng", torch.get_rng_state())
     if isinstance(obj, nn.Module):
         return _module(obj)
     if isinstance(obj, torch.Tensor):

@@ -18,12 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
 import torch
 from torch import nn
 from torch.nn.utils.parametrizations import orthogonal, spectral_norm, weight_norm
+from torch.utils.data import ConcatDataset, Subset, TensorDataset
 
 from ptnotes.checkpoint import load_checkpoint, save_checkpoint
 from ptnotes.convert import to_numpy
@@ -57,11 +59,13 @@ from ptnotes.validation import (
     MAX_SEED,
     check_bool,
     check_choice,
+    check_device,
     check_int,
     check_number,
     check_optimizer_options,
     check_seed,
 )
+from tests._state import GLOBAL_RNG
 
 # -- the two kinds of row ---------------------------------------------------------------
 
@@ -3657,6 +3661,403 @@ ISSUE_21_RESULTS = [
 ]
 
 
+# -- recheck of issue 21: cases invented anew (a careless user, an adversarial reader) ----
+
+
+def lazy_bn_model() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.LazyLinear(3), nn.BatchNorm1d(3))
+
+
+def saved_run() -> Path:
+    """A checkpoint of :func:`trained_run` without its scheduler."""
+    path = Path(tempfile.mkdtemp()) / "ckpt.pt"
+    model, optimizer, _ = trained_run()
+    save_checkpoint(path, model, optimizer)
+    return path
+
+
+def unwritable_folder() -> None:
+    refusal = PermissionError(13, "Permission denied")
+    with mock.patch("ptnotes.checkpoint.tempfile.NamedTemporaryFile", side_effect=refusal):
+        save_checkpoint(Path(tempfile.mkdtemp()) / "ckpt.pt", LINEAR, sgd(LINEAR))
+
+
+def lazy_resumed() -> tuple[int, tuple[int, ...]]:
+    model = lazy_bn_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    load_checkpoint(saved_run(), model, optimizer)
+    weight = model[0].weight
+    return tuple(weight.shape), tuple(optimizer.state[weight]["momentum_buffer"].shape)
+
+
+def sparse_step(optimizer: Callable[[Any], torch.optim.Optimizer]) -> float:
+    from ptnotes.training import train_step
+
+    model = nn.Sequential(nn.Embedding(4, 1, sparse=True), nn.Flatten(0))
+    batch = (torch.tensor([0, 1]), torch.tensor([1.0, 2.0]))
+    return train_step(model, batch, nn.MSELoss(), optimizer(model.parameters()))
+
+
+def direct_calls() -> dict[str, list[float]]:
+    model = nn.Sequential(nn.Linear(2, 2))
+    with GradNormRecorder(model, modules=True) as recorder:
+        for _ in range(3):
+            model[0](torch.ones(1, 2)).sum().backward()
+    return recorder.output_norms
+
+
+def large_norm(dtype: torch.dtype) -> float:
+    layer = nn.Linear(4, 1, bias=False).to(dtype)
+    with GradNormRecorder(layer) as recorder:
+        layer(torch.full((1, 4), 1e20, dtype=dtype)).sum().backward()
+    return recorder.parameter_norms["weight"][0]
+
+
+def chained_subsets(inner: Any) -> list[list[int]]:
+    tensors = TensorDataset(torch.arange(6.0), torch.arange(6))
+    loader = batched_loader(Subset(Subset(tensors, inner), torch.tensor([0, 2])), 2)
+    return [y.tolist() for _, y in loader]
+
+
+def under_autocast() -> torch.dtype:
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return cnn()(torch.zeros(1, 3, 4, 4, dtype=torch.bfloat16)).dtype
+
+
+def nested() -> torch.Tensor:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "the PyTorch API of nested tensors is in prototype"
+        return torch.nested.nested_tensor([torch.zeros(2), torch.zeros(3)])
+
+
+def empty_linear() -> nn.Linear:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch's "Initializing zero-element tensors is a no-op"
+        return nn.Linear(0, 0)
+
+
+def inference_tensor() -> torch.Tensor:
+    with torch.inference_mode():
+        return torch.ones(2)
+
+
+RECHECK_21_REFUSED = [
+    refused(
+        "checkpoint:save_checkpoint:path=''",
+        lambda: save_checkpoint("", LINEAR, sgd(LINEAR)),
+        ValueError,
+        "save_checkpoint",
+        "path",
+    ),
+    refused(
+        "checkpoint:save_checkpoint:path-with-NUL",
+        lambda: save_checkpoint("ckpt\0.pt", LINEAR, sgd(LINEAR)),
+        ValueError,
+        "save_checkpoint",
+        "path",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:path=''",
+        lambda: load_checkpoint("", LINEAR),
+        ValueError,
+        "load_checkpoint",
+        "path",
+    ),
+    refused(
+        "checkpoint:save_checkpoint:unwritable-folder",
+        unwritable_folder,
+        PermissionError,
+        "save_checkpoint",
+        "path",
+        "in a folder it can write to",
+    ),
+    refused(
+        "checkpoint:save_checkpoint:scheduler=optimizer",
+        lambda: save_checkpoint("x.pt", LINEAR, sgd(LINEAR), sgd(LINEAR)),
+        TypeError,
+        "save_checkpoint",
+        "scheduler",
+        "an optimizer or a model",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:scheduler=model",
+        lambda: load_checkpoint("x.pt", LINEAR, None, LINEAR),
+        TypeError,
+        "load_checkpoint",
+        "scheduler",
+    ),
+    refused(
+        "checkpoint:save_checkpoint:meta-model",
+        lambda: (lambda m: save_checkpoint("x.pt", m, sgd(m)))(nn.Linear(2, 1, device="meta")),
+        ValueError,
+        "save_checkpoint",
+        "model",
+        "meta device",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:meta-model",
+        lambda: load_checkpoint(saved_run(), bn_model().to("meta")),
+        ValueError,
+        "load_checkpoint",
+        "model",
+        "meta device",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:map_location='gpu'",
+        lambda: load_checkpoint(saved_run(), bn_model(), map_location="gpu"),
+        ValueError,
+        "load_checkpoint",
+        "map_location",
+        "'gpu'",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:map_location='meta'",
+        lambda: load_checkpoint(saved_run(), bn_model(), map_location=torch.device("meta")),
+        ValueError,
+        "load_checkpoint",
+        "map_location",
+        "meta device",
+    ),
+    refused(
+        "checkpoint:load_checkpoint:map_location-not-on-this-machine",
+        lambda: load_checkpoint(saved_run(), bn_model(), map_location="hpu"),
+        ValueError,
+        "load_checkpoint",
+        "map_location",
+        "this machine",
+    ),
+    refused(
+        "training:train_step:inputs-on-meta",
+        lambda: step((X.to("meta"), Y)),
+        ValueError,
+        "train_step",
+        "inputs",
+        "model's device",
+    ),
+    refused(
+        "training:accumulate_step:inputs-on-meta",
+        lambda: accumulate([(X.to("meta"), Y)]),
+        ValueError,
+        "accumulate_step",
+        "the inputs of micro_batches[0]",
+    ),
+    refused(
+        "training:train_step:inputs-the-model-refuses",
+        lambda: step((torch.ones(2, 3), Y)),
+        ValueError,
+        "train_step",
+        "batch",
+        "RuntimeError from model",
+    ),
+    refused(
+        "training:train_step:list-targets-MSELoss",
+        lambda: step((X, [[2.0], [4.0]])),
+        TypeError,
+        "train_step",
+        "targets",
+        "a tensor for MSELoss",
+    ),
+    refused(
+        "training:train_step:LBFGS",
+        lambda: step(optimizer=torch.optim.LBFGS(LINEAR.parameters())),
+        TypeError,
+        "train_step",
+        "optimizer",
+        "closure",
+    ),
+    refused(
+        "training:accumulate_step:LBFGS",
+        lambda: accumulate([(X, Y)], optimizer=torch.optim.LBFGS(LINEAR.parameters())),
+        TypeError,
+        "accumulate_step",
+        "optimizer",
+        "closure",
+    ),
+    refused(
+        "training:train_step:SparseAdam-dense-gradients",
+        lambda: train_step_of(
+            LINEAR, (X, Y), optimizer=torch.optim.SparseAdam(LINEAR.parameters())
+        ),
+        ValueError,
+        "train_step",
+        "optimizer",
+        "dense",
+    ),
+    refused(
+        "training:train_step:Adam-sparse-gradients",
+        lambda: sparse_step(torch.optim.Adam),
+        ValueError,
+        "train_step",
+        "optimizer",
+        "sparse gradient",
+    ),
+    refused(
+        "hooks:GradNormRecorder.__enter__:lazy-model",
+        lambda: GradNormRecorder(nn.LazyLinear(2)).__enter__(),
+        ValueError,
+        "GradNormRecorder",
+        "model",
+        "uninitialised (lazy)",
+    ),
+    refused(
+        "data:batched_loader:Subset(tensor)-of-Subset(list)",
+        lambda: chained_subsets([0, 1, 2]),
+        TypeError,
+        "batched_loader",
+        "dataset",
+        "Subset inside Subset",
+    ),
+    refused(
+        "data:batched_loader:Subset(tensor)-of-ConcatDataset",
+        lambda: batched_loader(Subset(ConcatDataset([dataset(), dataset()]), torch.tensor([0])), 1),
+        TypeError,
+        "batched_loader",
+        "dataset",
+        "ConcatDataset inside Subset",
+    ),
+    refused(
+        "convert:to_numpy:nested-tensor",
+        lambda: to_numpy(nested()),
+        ValueError,
+        "to_numpy",
+        "tensor",
+        "nested",
+    ),
+    refused(
+        "functions:clamp_:expanded-view",
+        lambda: clamp_(torch.zeros(1).expand(3), 1.0, 2.0),
+        ValueError,
+        "clamp_",
+        "x",
+        "expanded view",
+    ),
+    refused(
+        "functions:clamp_:inference-tensor-outside-inference-mode",
+        lambda: clamp_(inference_tensor(), 0.0, 0.5),
+        ValueError,
+        "clamp_",
+        "x",
+        "inference_mode",
+    ),
+    refused(
+        "layers:Linear:device-not-on-this-machine",
+        lambda: Linear(3, 2, device="hpu"),
+        ValueError,
+        "Linear",
+        "device",
+        "this machine",
+    ),
+    refused(
+        "models:SmallCNN.forward:float64-batch",
+        lambda: cnn()(torch.zeros(1, 3, 4, 4, dtype=torch.float64)),
+        ValueError,
+        "SmallCNN.forward",
+        "x",
+        "model's dtype and device",
+    ),
+    refused(
+        "models:SmallCNN.forward:meta-batch",
+        lambda: cnn()(torch.zeros(1, 3, 4, 4, device="meta")),
+        ValueError,
+        "SmallCNN.forward",
+        "x",
+        "on meta",
+    ),
+    refused(
+        "distributed:run_parallel:timeout=1e12",
+        lambda: run_parallel(top_level, 1, timeout=1e12),
+        ValueError,
+        "run_parallel",
+        "timeout",
+        "<= 2147483",
+    ),
+    refused(
+        "validation:check_device:'gpu'",
+        lambda: check_device(_f, "device", "gpu"),
+        ValueError,
+        "_f",
+        "device",
+    ),
+    refused(
+        "validation:check_device:True",
+        lambda: check_device(_f, "device", True),
+        TypeError,
+        "_f",
+        "device",
+    ),
+    refused(
+        "validation:check_device:'meta'-without-meta",
+        lambda: check_device(_f, "device", "meta", meta=False),
+        ValueError,
+        "_f",
+        "device",
+    ),
+]
+RECHECK_21_RESULTS = [
+    result(
+        "checkpoint:load_checkpoint:lazy-model-and-its-optimizer",
+        lazy_resumed,
+        lambda shapes: shapes == ((3, 2), (3, 2)),
+    ),
+    result(
+        "training:train_step:SGD-sparse-gradients",
+        lambda: sparse_step(lambda p: torch.optim.SGD(p, lr=0.1)),
+        math.isfinite,
+    ),
+    result(
+        "hooks:GradNormRecorder:bfloat16-norm-beyond-float32",
+        lambda: large_norm(torch.bfloat16),
+        lambda norm: math.isfinite(norm) and abs(norm - 2e20) / 2e20 < 0.01,
+    ),
+    result(
+        "hooks:GradNormRecorder:float32-norm-beyond-float32",
+        lambda: large_norm(torch.float32),
+        lambda norm: math.isfinite(norm) and abs(norm - 2e20) / 2e20 < 1e-6,
+    ),
+    result(
+        "hooks:GradNormRecorder:submodule-called-directly-per-pass",
+        direct_calls,
+        lambda norms: list(norms) == ["0"] and len(norms["0"]) == 3,
+    ),
+    result(
+        "data:batched_loader:Subset(tensor)-of-Subset(tensor)",
+        lambda: chained_subsets(torch.tensor([1, 2, 3])),
+        lambda batches: batches == [[1, 3]],
+    ),
+    result(
+        "sequential:sequential_from:name='forward'-positional",
+        lambda: sequential_from([("forward", nn.ReLU())], "positional"),
+        lambda built: isinstance(built[0], nn.ReLU),
+    ),
+    result(
+        "sequential:same_structure:weight_norm-twice",
+        lambda: same_structure(weight_norm(nn.Linear(2, 2)), weight_norm(nn.Linear(2, 2))),
+        lambda same: same is True,
+    ),
+    result(
+        "sequential:same_structure:LazyLinear(2)-vs-LazyLinear(3)",
+        lambda: same_structure(nn.LazyLinear(2), nn.LazyLinear(3)),
+        lambda same: same is False,
+    ),
+    result(
+        "models:SmallCNN.forward:bfloat16-under-autocast",
+        under_autocast,
+        lambda dtype: dtype == torch.bfloat16,
+    ),
+    result(
+        "init:init_weights:Linear(0,0)",
+        lambda: init_weights(empty_linear()),
+        lambda value: value is None,
+    ),
+    result(
+        "validation:check_device:'cpu'",
+        lambda: check_device(_f, "device", "cpu"),
+        lambda device: device == torch.device("cpu"),
+    ),
+]
+
+
 REFUSED = [
     *CONVERT_REFUSED,
     *LAYERS_REFUSED,
@@ -3675,6 +4076,7 @@ REFUSED = [
     *VALIDATION_REFUSED,
     *GENERATED_REFUSED,
     *ISSUE_21_REFUSED,
+    *RECHECK_21_REFUSED,
 ]
 RESULTS = [
     *CONVERT_RESULTS,
@@ -3694,6 +4096,7 @@ RESULTS = [
     *VALIDATION_RESULTS,
     *GENERATED_RESULTS,
     *ISSUE_21_RESULTS,
+    *RECHECK_21_RESULTS,
 ]
 
 
@@ -3958,6 +4361,93 @@ def param_groups_case() -> tuple[tuple[object, ...], Callable[[], object]]:
 
 def predicate_changes_its_mind(name: str, parameter: nn.Parameter) -> Any:
     return True if name.startswith("features") else "no"
+
+
+class Refusing:
+    """A scheduler whose ``load_state_dict`` refuses, after ptnotes' checks have passed."""
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"k": 1}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        raise ValueError("this scheduler refuses the state")
+
+
+def refusing_run() -> Path:
+    path = Path(tempfile.mkdtemp()) / "ckpt.pt"
+    model = bn_model()
+    model(torch.randn(4, 2)).sum().backward()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    save_checkpoint(path, model, optimizer, Refusing())
+    return path
+
+
+def _with_extra_parameter() -> tuple[nn.Module, torch.optim.Optimizer, nn.Parameter]:
+    model = bn_model()
+    model(torch.randn(4, 2)).sum().backward()
+    extra = nn.Parameter(torch.zeros(2))
+    extra.grad = torch.ones(2)
+    return model, torch.optim.SGD([*model.parameters(), extra], lr=0.1), extra
+
+
+def step_with_extra_parameter() -> tuple[tuple[object, ...], Callable[[], object]]:
+    from ptnotes.training import train_step
+
+    model, optimizer, extra = _with_extra_parameter()
+    batch = (torch.randn(4, 2), torch.randn(4))  # (4,) against the output's (4, 3)
+    return (model, optimizer, extra), lambda: train_step(model, batch, nn.MSELoss(), optimizer)
+
+
+def accumulate_with_extra_parameter() -> tuple[tuple[object, ...], Callable[[], object]]:
+    from ptnotes.training import accumulate_step
+
+    model, optimizer, extra = _with_extra_parameter()
+    good = (torch.randn(2, 2), torch.randn(2, 3))
+    bad = (torch.randn(2, 2), torch.randn(2))
+    return (model, optimizer, extra), lambda: accumulate_step(
+        model, [good, bad], nn.MSELoss(), optimizer
+    )
+
+
+def dropout_step(
+    accumulated: bool,
+) -> Callable[[], tuple[tuple[object, ...], Callable[[], object]]]:
+    def build() -> tuple[tuple[object, ...], Callable[[], object]]:
+        from ptnotes.training import accumulate_step, train_step
+
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(2, 3), nn.Dropout(0.5))
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        bad = (torch.randn(4, 2), torch.randn(4))
+        objects = (model, optimizer, GLOBAL_RNG)
+        if accumulated:
+            good = (torch.randn(4, 2), torch.randn(4, 3))
+            return objects, lambda: accumulate_step(model, [good, bad], nn.MSELoss(), optimizer)
+        return objects, lambda: train_step(model, bad, nn.MSELoss(), optimizer)
+
+    return build
+
+
+def sparse_adam_step() -> tuple[tuple[object, ...], Callable[[], object]]:
+    from ptnotes.training import train_step
+
+    model = bn_model()
+    model(torch.randn(4, 2)).sum().backward()
+    optimizer = torch.optim.SparseAdam(model.parameters())
+    batch = (torch.randn(4, 2), torch.randn(4, 3))
+    return (model, optimizer), lambda: train_step(model, batch, nn.MSELoss(), optimizer)
+
+
+def lazy_recorder() -> tuple[tuple[object, ...], Callable[[], object]]:
+    model = lazy_bn_model()
+    recorder = GradNormRecorder(model, modules=True)
+    return (model,), recorder.__enter__
+
+
+def expanded_clamp() -> tuple[tuple[object, ...], Callable[[], object]]:
+    base = torch.tensor([5.0])
+    view = base.expand(3)
+    return (base,), lambda: clamp_(view, 1.0, 2.0)
 
 
 STATE = [
@@ -4372,6 +4862,67 @@ STATE = [
         ValueError,
         "sequential_from",
         "the name of layers[1]",
+    ),
+    # recheck of issue 21
+    mutation(
+        "checkpoint:load_checkpoint:scheduler-fails-after-lazy-model",
+        load_case(
+            lambda: (lambda m: (m, torch.optim.SGD(m.parameters(), lr=0.1), Refusing()))(
+                lazy_bn_model()
+            ),
+            path=refusing_run,
+        ),
+        ValueError,
+        "",
+    ),
+    mutation(
+        "training:train_step:optimizer-with-another-parameter",
+        step_with_extra_parameter,
+        ValueError,
+        "train_step",
+        "targets",
+    ),
+    mutation(
+        "training:accumulate_step:optimizer-with-another-parameter",
+        accumulate_with_extra_parameter,
+        ValueError,
+        "accumulate_step",
+        "targets",
+    ),
+    mutation(
+        "training:train_step:dropout-drew-before-the-refusal",
+        dropout_step(accumulated=False),
+        ValueError,
+        "train_step",
+        "targets",
+    ),
+    mutation(
+        "training:accumulate_step:dropout-drew-before-the-refusal",
+        dropout_step(accumulated=True),
+        ValueError,
+        "accumulate_step",
+        "targets",
+    ),
+    mutation(
+        "training:train_step:SparseAdam-after-backward",
+        sparse_adam_step,
+        ValueError,
+        "train_step",
+        "optimizer",
+    ),
+    mutation(
+        "hooks:GradNormRecorder.__enter__:lazy-model",
+        lazy_recorder,
+        ValueError,
+        "GradNormRecorder",
+        "model",
+    ),
+    mutation(
+        "functions:clamp_:expanded-view",
+        expanded_clamp,
+        ValueError,
+        "clamp_",
+        "x",
     ),
 ]
 
