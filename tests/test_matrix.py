@@ -578,3 +578,39 @@ def test_release_environments_live_outside_every_nox_session_environment() -> No
     assert "matrix" in sessions
     assert matrix.ENVS.parts[0] == ".nox"
     assert matrix.ENVS.parts[1] not in sessions
+
+
+def test_a_version_note_names_no_folder_of_the_machine_that_ran_it() -> None:
+    from ptnotes_dev.sphinx.matrix import failure_excerpt
+
+    raised = textwrap.dedent(
+        """\
+        Example at /work/main/docs/a.md, line 3, column 1 did not evaluate as expected:
+        Exception raised:
+            Traceback (most recent call last):
+              File "/root/.pyenv/versions/3.11.7/lib/python3.11/doctest.py", line 1353, in __run
+              File "/w/.nox/matrix/torch-2.9.1/lib/python3.11/site-packages/torch/__init__.py"
+            AttributeError: 'NoneType' object has no attribute 'device'
+
+        a.md:3: SybilFailure
+        """
+    )
+    shown = failure_excerpt(raised)
+    assert shown.splitlines() == [
+        "Exception raised:",
+        "    AttributeError: 'NoneType' object has no attribute 'device'",
+    ]
+    differs = textwrap.dedent(
+        """\
+        Expected:
+            1
+        Got:
+              File "<doctest /work/main/docs/a.md[0]>", line 1, in <module>
+              File "/w/.nox/matrix/torch-2.9.1/lib/python3.11/site-packages/torch/serialization.py"
+        """
+    )
+    shown = failure_excerpt(differs)
+    assert '"<doctest docs/a.md[0]>"' in shown
+    assert '"torch/serialization.py"' in shown
+    assert "/work/" not in shown
+    assert ".nox" not in shown

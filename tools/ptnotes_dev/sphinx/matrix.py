@@ -264,7 +264,8 @@ def version_notes(
             summary = _(
                 "Line {line}: does not hold on the newest release; differs on {releases}"
             ).format(line=line, releases=span)
-        block = nodes.literal_block("", _trim(data_model.failure_output(data, key, failing[-1])))
+        printed = data_model.failure_output(data, key, failing[-1])
+        block = nodes.literal_block("", failure_excerpt(printed))
         block["language"] = "text"
         output = [_para(_("Output on {release}").format(release=failing[-1])), block]
         if collapsed:
@@ -336,7 +337,7 @@ class MatrixCompatibility(SphinxDirective):
             line = lines[key]
             since = data_model.holds_since(data, [key], data_model.cpu_columns(data))
             output = data_model.failure_output(data, key, failing[-1])
-            block = nodes.literal_block("", _trim(output))
+            block = nodes.literal_block("", failure_excerpt(output))
             block["language"] = "text"
             detail = nodes.container(
                 "",
@@ -363,10 +364,25 @@ class MatrixCompatibility(SphinxDirective):
         return result
 
 
-def _trim(report: str, limit: int = 1200) -> str:
-    """The Expected/Got part of a doctest failure report, shortened."""
+_INSTALLED = re.compile(r"(?:/[^\s\"'<>]+)?/lib/python3\.\d+/(?:site-packages/)?")
+_CHECKOUT = re.compile(r"(?<=<doctest )/\S*?/(?=(?:docs|src)/|README)")
+
+
+def failure_excerpt(report: str, limit: int = 1200) -> str:
+    """The Expected/Got part of a doctest failure report, shortened: an exception as its last
+    line (the traceback's frames name the machine's folders), files by their path inside the
+    environment (``torch/__init__.py``) or the checkout (``docs/x.md``)."""
     match = re.search(r"Expected:.*", report, re.DOTALL)
-    text = match.group(0) if match else report
+    raised = re.search(r"Exception raised:\n(.*)", report, re.DOTALL)
+    if match:
+        text = match.group(0)
+    elif raised:
+        lines = [line.strip() for line in raised.group(1).splitlines() if line.strip()]
+        last = [line for line in lines if not line.endswith("SybilFailure")][-1:]
+        text = "\n    ".join(["Exception raised:", *last])
+    else:
+        text = report
+    text = _CHECKOUT.sub("", _INSTALLED.sub("", text))
     return text if len(text) <= limit else text[:limit] + "\n..."
 
 
