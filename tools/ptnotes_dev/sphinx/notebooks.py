@@ -168,16 +168,23 @@ def _cell(group: list[doctest.Example], context: dict[str, str]) -> dict[str, An
 # -- prose as Markdown ------------------------------------------------------------------------
 
 
-def _inline(node: nodes.Node) -> str:
+def _inline(node: nodes.Node, styled: bool = False) -> str:
+    """``node`` as Markdown; ``styled``: inside emphasis already (an API page's parameter
+    types nest them), where Markdown would break on another ``*``."""
     if isinstance(node, nodes.Text):
         return str(node)
     if not isinstance(node, nodes.Element):
         return ""
     if set(node.get("classes", [])) & _SKIPPED_CLASSES:
         return ""
-    inner = "".join(_inline(child) for child in node.children)
+    emphasis = isinstance(node, (nodes.strong, nodes.emphasis))
+    inner = "".join(_inline(child, styled or emphasis) for child in node.children)
     if isinstance(node, nodes.literal):
         return f"`{node.astext()}`"
+    # A parameter's type, written by autodoc one emphasised piece at a time (str, " | ",
+    # None): plain text, as Markdown cannot join the pieces.
+    if (emphasis and styled) or isinstance(node, addnodes.literal_emphasis):
+        return inner
     if isinstance(node, nodes.strong):
         return f"**{inner}**"
     if isinstance(node, nodes.emphasis):
@@ -259,7 +266,7 @@ def _markdown(
             for child in body.children:
                 _markdown(child, level, described, state)
             prose = "\n\n".join(c["source"] for c in described if c["cell_type"] == "markdown")
-            text(f"**{_inline(name)}**: {prose}")
+            text(f"**{_inline(name)}**:\n\n{prose}")
         return
     if isinstance(node, nodes.rubric):
         text(f"**{_inline(node)}**")
@@ -278,6 +285,10 @@ def _markdown(
         return
     if isinstance(node, nodes.definition_list):
         text("\n\n".join(f"**{_inline(i[0])}**: {_inline(i[-1])}" for i in node.children))
+        return
+    if isinstance(node, addnodes.desc):  # an API entry: Sphinx makes it an Admonition
+        for child in node.children:
+            _markdown(child, level, cells, state)
         return
     if isinstance(node, (nodes.Admonition, nodes.block_quote)):
         inner: list[dict[str, Any]] = []
