@@ -366,11 +366,17 @@ def _pass_through(batch: T) -> T:
 
 
 def _per_sample_part(dataset: object) -> object | None:
-    """The dataset, or the one a chain of subsets of it leads to, that refuses an index tensor.
+    """The dataset, or one inside it, known not to answer every index tensor with a batch.
 
-    A :class:`~torch.utils.data.Subset` passes the index tensor on to its own dataset
-    (``dataset[indices[index]]``) only when its indices are a tensor; a
-    :class:`~torch.utils.data.ConcatDataset` never takes one.
+    That is the dataset, or the one a chain of tensor-indexed subsets of it leads to, when
+    it is a ConcatDataset or a Subset whose indices are not a tensor; ``None`` for any other.
+
+    A :class:`~torch.utils.data.Subset` passes a whole index tensor on to its own dataset
+    (``dataset[indices[index]]``) when its indices are a tensor. A list or a range of
+    indices fails on more than one index, and with those or a NumPy array a one-element
+    index tensor hands on one plain index: a batch of one arrives as one sample, without
+    its batch dimension. A :class:`~torch.utils.data.ConcatDataset` takes a one-element
+    index tensor only (a longer one raises torch's ``RuntimeError``).
     """
     seen: set[int] = set()
     while id(dataset) not in seen:

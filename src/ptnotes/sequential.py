@@ -148,7 +148,9 @@ def _kind(module: nn.Module) -> tuple[type, str | None]:
 
     A parametrized module's class is made anew for each module (``ParametrizedLinear``),
     so the class it was made from stands for it. A lazy module's tensors have no shapes
-    yet: its configuration (``extra_repr``: ``out_features=2``) tells two apart.
+    yet: its whole ``extra_repr`` (``out_features=2``) tells two apart, so a setting that
+    shapes no tensor (``stride``, ``momentum``) does too, and two of a class whose
+    ``extra_repr`` is empty are not told apart by it.
     """
     kind = type(module)
     if parametrize.is_parametrized(module):
