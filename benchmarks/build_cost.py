@@ -14,7 +14,14 @@
    process that executes the same examples (found by the project's own Sybil parsers, from
    :mod:`ptnotes_dev.doctesting`) page by page in fresh namespaces, comparing nothing.
 
-The goals of the three measures are those of :data:`ptnotes_dev.bench.GOALS`
+4. **What the reader outputs cost** (``--reader-outputs``, after ``nox -s docs`` and, for the
+   offline copies, ``nox -s offline``): the seconds the notebooks extension takes to turn every
+   page of each built edition into its notebook (from the build's own doctrees, as read, before
+   Sphinx resolves their references), and the seconds of each step of the last ``nox -s offline``
+   (its EPUB and LaTeX builds, epubcheck, xelatex and the zip, from ``build/offline-times.json``).
+   These have no goal: they say what each output adds to a build.
+
+The goals of the first three measures are those of :data:`ptnotes_dev.bench.GOALS`
 (``noop_over_clean``, ``zh_gallery_executed``, ``doctest``).
 
 The sphinx-build commands use the project's flags (``-W --keep-going -n -q``,
@@ -25,6 +32,7 @@ Usage::
 
     python -m benchmarks.build_cost --results build/bench/results.json
     python -m benchmarks.build_cost --skip-sphinx      # only (3): seconds, not minutes
+    python -m benchmarks.build_cost --reader-outputs   # only (4)
 """
 
 from __future__ import annotations
@@ -309,6 +317,51 @@ def measure_doctests(repeats: int, log: Log) -> dict[str, Any]:
     }
 
 
+# -- (4): the reader outputs ------------------------------------------------------------------
+
+
+def measure_reader_outputs(build: Path, log: Log) -> dict[str, Any]:
+    """Seconds to write each edition's notebooks, and the last offline build's step times."""
+    import pickle
+
+    import nbformat
+    from ptnotes_dev.sphinx import notebooks
+
+    editions: dict[str, Any] = {}
+    for language in LANGUAGES:
+        doctrees = build / "doctrees" / language
+        if not doctrees.is_dir():
+            editions[language] = {"status": "not built: run nox -s docs first"}
+            continue
+        count = cells = 0
+        seconds = 0.0
+        for path in sorted(doctrees.rglob("*.doctree")):
+            doctree = pickle.loads(path.read_bytes())  # the build's own file
+            start = time.perf_counter()
+            notebooks.keep_sources(None, doctree)  # what the build does when it reads a page
+            book = notebooks.notebook(doctree)
+            if book is not None:
+                nbformat.writes(book)
+                count += 1
+                cells += sum(cell.cell_type == "code" for cell in book.cells)
+            seconds += time.perf_counter() - start
+        log(f"notebooks {language}: {count} notebooks, {cells} code cells in {seconds:.1f} s")
+        editions[language] = {"notebooks": count, "code_cells": cells, "seconds": round(seconds, 2)}
+    times = build / "offline-times.json"
+    offline = json.loads(times.read_text()) if times.is_file() else None
+    for language, steps in (offline or {}).items():
+        log(f"offline {language}: " + ", ".join(f"{k} {v:.0f} s" for k, v in steps.items()))
+    return {
+        "notebooks": editions,
+        "offline": offline if offline is not None else "not built: run nox -s offline first",
+        "method": (
+            "Notebooks: notebook() and nbformat.writes() per page of each edition's doctrees, "
+            "timed in one process (the doctrees' loading left out). Offline copies: the wall "
+            "seconds of each step that nox -s offline records in build/offline-times.json."
+        ),
+    }
+
+
 # -- main ------------------------------------------------------------------------------------
 
 
@@ -321,6 +374,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the results file to add 'build_cost' to (created if missing)",
     )
     parser.add_argument("--skip-sphinx", action="store_true", help="measure only (3)")
+    parser.add_argument(
+        "--reader-outputs", action="store_true", help="measure only (4), from build/"
+    )
     parser.add_argument(
         "--repeats", type=int, default=3, help="alternating rounds of doctest/plain (default 3)"
     )
@@ -341,6 +397,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(plain_execution()))
         return 0
     log = harness.Progress()
+    if args.reader_outputs:
+        results = harness.read_json(args.results) if args.results.exists() else {}
+        results.setdefault("build_cost", {})["reader_outputs"] = measure_reader_outputs(
+            ROOT / "build", log
+        )
+        harness.write_json(args.results, results)
+        log(f"wrote 'build_cost.reader_outputs' into {args.results}")
+        return 0
     started = time.perf_counter()
     cost: dict[str, Any] = {"date": harness.environment()["date"]}
     cost["load_average_start"] = harness.load_average()

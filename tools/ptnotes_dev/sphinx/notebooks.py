@@ -340,7 +340,7 @@ def notebook(doctree: nodes.document) -> nbformat.NotebookNode | None:
     return book
 
 
-def _keep_sources(app: Sphinx, doctree: nodes.document) -> None:
+def keep_sources(app: Sphinx, doctree: nodes.document) -> None:
     """Keep each ``pycon`` block's text as written: Sphinx trims its doctest flags (and
     ``<BLANKLINE>``) before the page is written, and a notebook needs ``+REQUIRES_CUDA``."""
     for block in doctree.findall(nodes.literal_block):
@@ -382,6 +382,6 @@ def _write(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 
 def setup(app: Sphinx) -> dict[str, Any]:
     # After the practice extension (its drills are left out) and after the stamps exist.
-    app.connect("doctree-read", _keep_sources)
+    app.connect("doctree-read", keep_sources)
     app.connect("doctree-resolved", _write, priority=600)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
