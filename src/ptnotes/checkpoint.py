@@ -98,7 +98,8 @@ def _check_path(caller: Any, path: Any) -> str:
 
 
 def _check_scheduler_type(caller: Any, scheduler: object) -> None:
-    """A :class:`Stateful` that is not the model or the optimizer passed one place too far."""
+    """A :class:`Stateful` that is neither an optimizer nor a module (any of them is refused,
+    a loss module too: typically the model or the optimizer passed one place too far)."""
     check_type(caller, "scheduler", scheduler, Stateful, expected=_SCHEDULER)
     if isinstance(scheduler, torch.optim.Optimizer | nn.Module):  # Stateful too
         got = f"{public_name(type(scheduler))}, an optimizer or a model, not a scheduler"

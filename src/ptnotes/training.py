@@ -128,7 +128,8 @@ def _check_targets(
 
 
 def _check_inputs(caller: Callable[..., Any], model: nn.Module, inputs: object, name: str) -> None:
-    """Inputs on another device than the model: refused before the forward pass."""
+    """Inputs that are one tensor, on another device than the model: refused before the
+    forward pass (the model reports a dict or a tuple of tensors on the wrong device)."""
     devices = {p.device for p in model.parameters()}
     if isinstance(inputs, torch.Tensor) and devices and inputs.device not in devices:
         shown = ", ".join(sorted(str(d) for d in devices))
@@ -274,7 +275,8 @@ _SPARSE_OPTIMIZERS: tuple[type[torch.optim.Optimizer], ...] = (
 def _check_gradients(
     caller: Callable[..., Any], model: nn.Module, optimizer: torch.optim.Optimizer
 ) -> None:
-    """Gradients the optimizer's step would refuse (after it changed some parameters)."""
+    """Gradients the optimizer's step would refuse (with several parameter groups, after it
+    changed the parameters of the groups before)."""
     if not type(optimizer).__module__.startswith("torch.optim"):
         return
     names = {id(p): n for n, p in model.named_parameters()}
@@ -345,17 +347,24 @@ def train_step(
     The model's mode is left as it is: call ``model.train()`` first. ``loss.item()``
     waits for the device to finish the step (a synchronisation point on a GPU).
 
-    Bad input changes nothing. The arguments, the inputs' device, and the targets'
-    device, type and dtype (for the losses of :mod:`torch.nn` whose targets it knows: a
-    list of targets is refused with :class:`TypeError`) are checked before the forward
-    pass; what needs the output (the targets' shape against it, the loss) is checked
-    after it, and a refusal then puts the gradients, the buffers (batch norm's running
-    statistics) and the random state (dropout's) back as they were. The errors torch
-    raises from the model for inputs it refuses (a :class:`RuntimeError`: a shape or a
-    dtype), from the loss for targets it refuses (a :class:`RuntimeError` or
-    :class:`IndexError`: a class index out of range, say) or from ``backward()`` come as
-    :class:`ValueError` naming the argument, torch's message attached. An optimizer
-    whose ``step()`` needs a closure (LBFGS) is refused.
+    Bad input changes nothing, but for the two cases at the end of this paragraph. The
+    arguments, the inputs' device (of inputs that are one tensor: a dict or a tuple of
+    tensors reaches the model), and the targets' device, type and dtype (for the losses
+    of :mod:`torch.nn` whose targets it knows: a list of targets is refused with
+    :class:`TypeError`) are checked before the forward pass; what needs the output (the
+    targets' shape against it, the loss) is checked after it, and a refusal then puts
+    the parameters' gradients, the buffers (batch norm's running statistics) and the
+    random state (dropout's) back as they were. A :class:`RuntimeError` torch raises
+    from the model for inputs it refuses (a shape, a dtype, or the device of inputs
+    that are not one tensor), and the errors torch raises from the loss for targets it
+    refuses (a :class:`RuntimeError` or :class:`IndexError`: a class index out of range,
+    say) or from ``backward()``, come as :class:`ValueError` naming the argument,
+    torch's message attached; the model's other errors come as torch raises them (an
+    :class:`IndexError` from :class:`~torch.nn.Embedding` for an index out of range, a
+    :class:`TypeError` for a list of inputs). An optimizer whose ``step()`` needs a
+    closure (LBFGS) is refused. The two cases: a lazy module (``nn.LazyLinear``) that
+    the forward pass initialised stays initialised, and inputs that require grad keep
+    the ``.grad`` that a refused step's ``backward()`` gave them.
 
     Args:
         model: the model; ``model(inputs)`` gives the output.
