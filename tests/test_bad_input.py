@@ -3720,6 +3720,17 @@ def chained_subsets(inner: Any) -> list[list[int]]:
     return [y.tolist() for _, y in loader]
 
 
+def autocast_call(model: SmallCNN, x: torch.Tensor) -> torch.Tensor:
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return model(x)
+
+
+def half_double_cnn() -> SmallCNN:
+    model = cnn()
+    model.features.double()  # the backbone only
+    return model
+
+
 def under_autocast() -> torch.dtype:
     with torch.autocast("cpu", dtype=torch.bfloat16):
         return cnn()(torch.zeros(1, 3, 4, 4, dtype=torch.bfloat16)).dtype
@@ -3955,6 +3966,30 @@ RECHECK_21_REFUSED = [
         "SmallCNN.forward",
         "x",
         "model's dtype and device",
+    ),
+    refused(
+        "models:SmallCNN.forward:float64-batch-under-autocast",
+        lambda: autocast_call(cnn(), torch.zeros(1, 3, 4, 4, dtype=torch.float64)),
+        ValueError,
+        "SmallCNN.forward",
+        "x",
+        "model's dtype and device",
+    ),
+    refused(
+        "models:SmallCNN.forward:float32-batch-float64-model-under-autocast",
+        lambda: autocast_call(cnn().double(), torch.zeros(1, 3, 4, 4)),
+        ValueError,
+        "SmallCNN.forward",
+        "x",
+        "torch.float64",
+    ),
+    refused(
+        "models:SmallCNN.forward:half-converted-model",
+        lambda: half_double_cnn()(torch.zeros(1, 3, 4, 4, dtype=torch.float64)),
+        ValueError,
+        "SmallCNN.forward",
+        "the model",
+        "one dtype and device",
     ),
     refused(
         "models:SmallCNN.forward:meta-batch",

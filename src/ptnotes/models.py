@@ -88,7 +88,9 @@ class SmallCNN(nn.Module):
             TypeError: if ``x`` is not a floating point tensor.
             ValueError: if ``x`` is not a batch ``(N, in_channels, H, W)`` with
                 ``H, W >= 2`` (one image must be given as a batch of one,
-                ``x.unsqueeze(0)``).
+                ``x.unsqueeze(0)``), if it is not on the model's device or not of its
+                dtype (under autocast: float64 exactly where the model is), or if the
+                model's parameters are of more than one dtype or device.
         """
         forward = SmallCNN.forward
         check_type(forward, "x", x, torch.Tensor)
@@ -100,9 +102,17 @@ class SmallCNN(nn.Module):
                 "(for one image, x.unsqueeze(0))"
             )
             raise argument_error(forward, "x", x, expected)
+        kinds = {(p.dtype, p.device) for p in self.parameters()}
+        if len(kinds) > 1:  # part of the model converted (model.features.double())
+            shown = ", ".join(sorted(f"{d} on {v}" for d, v in kinds))
+            expected = "of one dtype and device throughout (convert it whole: model.double())"
+            raise argument_error(forward, "the model", self, expected, got=shown)
         weight = self.fc.weight
-        dtype = weight.dtype if _autocast_off(x.device.type) else x.dtype  # autocast casts
-        if (x.dtype, x.device) != (dtype, weight.device):  # torch's error names no argument
+        if _autocast_off(x.device.type):
+            same = x.dtype == weight.dtype
+        else:  # autocast casts 16- and 32-bit floats to its own dtype, never float64
+            same = (x.dtype == torch.float64) == (weight.dtype == torch.float64)
+        if not same or x.device != weight.device:  # torch's error names no argument
             expected = (
                 f"a batch of the model's dtype and device ({weight.dtype}, {weight.device}; "
                 "convert with x.to(...))"
