@@ -358,11 +358,13 @@ def check_device(
     """Return ``value`` as a :class:`torch.device` this build of torch can put tensors on.
 
     ``value`` is a :class:`torch.device`, a ``str`` (``"cpu"``, ``"cuda:1"``) or an
-    ``int`` (a CUDA index, as torch reads it). Refused: a name torch does not know
-    (``"gpu"``), a negative index, a device type this machine or build lacks (``"cuda"``
-    without CUDA), and with ``meta=False`` the meta device (shapes, no data). Not in
-    ``__all__``: the rule of :class:`ptnotes.layers.Linear`'s ``device`` and of
-    :func:`ptnotes.checkpoint.load_checkpoint`'s ``map_location``.
+    ``int`` (an index of the machine's accelerator, as torch reads it: refused where there
+    is none). Refused: a name torch does not know (``"gpu"``), a negative index, a device
+    type this machine or build lacks (``"cuda"`` without CUDA), and with ``meta=False``
+    the meta device (shapes, no data). Not in ``__all__``: the rule, after their own type
+    checks, of :class:`ptnotes.layers.Linear`'s ``device`` (which refuses a NumPy integer)
+    and of :func:`ptnotes.checkpoint.load_checkpoint`'s ``map_location`` (a ``str`` or a
+    :class:`torch.device`: an ``int`` is refused there).
     """
     if isinstance(value, np.integer):
         value = int(value)
