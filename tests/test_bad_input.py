@@ -3896,6 +3896,22 @@ RECHECK_21_REFUSED = [
         "dense",
     ),
     refused(
+        "checkpoint:load_checkpoint:map_location='cpu:1'",
+        lambda: load_checkpoint(saved_linear()[0], nn.Linear(2, 1), map_location="cpu:1"),
+        ValueError,
+        "load_checkpoint",
+        "map_location",
+        "the CPU is one device",
+    ),
+    refused(
+        "layers:Linear:device=0-without-accelerator",
+        lambda: Linear(3, 2, device=0),
+        ValueError,
+        "Linear",
+        "device",
+        "an index of this machine's accelerator",
+    ),
+    refused(
         "training:train_step:Adam-sparse-gradients",
         lambda: sparse_step(torch.optim.Adam),
         ValueError,
@@ -4074,6 +4090,11 @@ RECHECK_21_RESULTS = [
         "sequential:same_structure:LazyLinear(2)-vs-LazyLinear(3)",
         lambda: same_structure(nn.LazyLinear(2), nn.LazyLinear(3)),
         lambda same: same is False,
+    ),
+    result(
+        "checkpoint:load_checkpoint:map_location='cpu:0'",
+        lambda: load_checkpoint(saved_linear()[0], nn.Linear(2, 1), map_location="cpu:0"),
+        lambda extra: extra == {},
     ),
     result(
         "models:SmallCNN.forward:bfloat16-under-autocast",
@@ -4485,7 +4506,43 @@ def expanded_clamp() -> tuple[tuple[object, ...], Callable[[], object]]:
     return (base,), lambda: clamp_(view, 1.0, 2.0)
 
 
+def lazy_step() -> tuple[tuple[object, ...], Callable[[], object]]:
+    model = nn.Sequential(nn.LazyLinear(1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    return (model, optimizer), lambda: train_step_of(model, (X, Y), optimizer=optimizer)
+
+
+def input_grad_step() -> tuple[tuple[object, ...], Callable[[], object]]:
+    """Refused after backward(): the input that requires grad keeps no new .grad."""
+    model = nn.Linear(1, 1)
+    inputs = X.clone().requires_grad_()
+    optimizer = torch.optim.SparseAdam(model.parameters())
+    return (model, inputs), lambda: train_step_of(model, (inputs, Y), optimizer=optimizer)
+
+
+def saved_linear() -> tuple[str, nn.Module, torch.optim.Optimizer]:
+    model = nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    path = Path(tempfile.mkdtemp()) / "ckpt.pt"
+    save_checkpoint(path, model, optimizer)
+    return str(path), model, optimizer
+
+
 STATE = [
+    mutation(
+        "training:train_step:uninitialised-lazy-model",
+        lazy_step,
+        ValueError,
+        "train_step",
+        "model",
+    ),
+    mutation(
+        "training:train_step:input-that-requires-grad",
+        input_grad_step,
+        ValueError,
+        "train_step",
+        "optimizer",
+    ),
     # checkpoint: save over a good file
     mutation(
         "checkpoint:save_checkpoint:np.mean",

@@ -787,8 +787,9 @@ def load_checkpoint(
             (str, torch.device),
             expected="a str, a torch.device or None",
         )
-        # "gpu", "cuda" without CUDA, "meta": refused here, not blamed on the file
-        check_device(me, "map_location", map_location, meta=False)
+        # "gpu", "cuda" without CUDA, "meta": refused here, not blamed on the file; "cpu:0"
+        # read as "cpu" (torch.load knows no CPU index)
+        map_location = check_device(me, "map_location", map_location, meta=False)
     _check_data(me, model)
     state = _check_structure(name, _read(name, map_location))
     meta: Mapping[str, Any] | None = state.get(_META)

@@ -105,7 +105,7 @@ class SmallCNN(nn.Module):
         kinds = {(p.dtype, p.device) for p in self.parameters()}
         if len(kinds) > 1:  # part of the model converted (model.features.double())
             shown = ", ".join(sorted(f"{d} on {v}" for d, v in kinds))
-            expected = "of one dtype and device throughout (convert it whole: model.double())"
+            expected = "of one dtype and device throughout (convert it whole: model.to(...))"
             raise argument_error(forward, "the model", self, expected, got=shown)
         weight = self.fc.weight
         if _autocast_off(x.device.type):

@@ -41,6 +41,14 @@ def _common(
         )
         expected = "a model with a trainable parameter (unfreeze some first)"
         raise argument_error(caller, "model", model, expected, got=got)
+    lazy = [n for n, p in model.named_parameters() if nn.parameter.is_lazy(p)]
+    if lazy:  # the forward pass would initialise them, which a refusal could not undo
+        expected = (
+            "a model whose lazy modules are initialised (run model(inputs) once, before "
+            "building the optimizer)"
+        )
+        got = f"{type(model).__name__} with uninitialised {', '.join(lazy[:3])}"
+        raise argument_error(caller, "model", model, expected, got=got)
     closure = inspect.signature(optimizer.step).parameters.get("closure")
     if closure is not None and closure.default is inspect.Parameter.empty:
         expected = (
@@ -137,15 +145,31 @@ def _check_inputs(caller: Callable[..., Any], model: nn.Module, inputs: object, 
         raise argument_error(caller, name, inputs, expected, got=f"inputs on {inputs.device}")
 
 
+def _leaves(inputs: object) -> list[torch.Tensor]:
+    """The tensors of ``inputs`` (a tensor, or lists, tuples and dicts of them) that
+    ``backward()`` gives a ``.grad``: leaves that require grad."""
+    if isinstance(inputs, torch.Tensor):
+        return [inputs] if inputs.requires_grad and inputs.is_leaf else []
+    if isinstance(inputs, dict):
+        inputs = list(inputs.values())
+    if isinstance(inputs, list | tuple):
+        return [leaf for item in inputs for leaf in _leaves(item)]
+    return []
+
+
 @contextmanager
-def _restored_on_failure(model: nn.Module, optimizer: torch.optim.Optimizer) -> Iterator[None]:
-    """Undo what the step changed on an error: the gradients (of the model's parameters and
-    of any other the optimizer holds: ``zero_grad`` clears them all), the buffers (batch
-    norm's running statistics) and the random state the forward pass drew from (dropout).
+def _restored_on_failure(
+    model: nn.Module, optimizer: torch.optim.Optimizer, inputs: Sequence[object]
+) -> Iterator[None]:
+    """Undo what the step changed on an error: the gradients (of the model's parameters, of
+    any other the optimizer holds: ``zero_grad`` clears them all, and of the ``inputs``
+    that require grad), the buffers (batch norm's running statistics) and the random state
+    the forward pass drew from (dropout).
     """
-    parameters = {id(p): p for p in model.parameters()}
+    parameters: dict[int, torch.Tensor] = {id(p): p for p in model.parameters()}
     for group in optimizer.param_groups:
         parameters.update((id(p), p) for p in group["params"])
+    parameters.update((id(t), t) for t in _leaves(list(inputs)))
     gradients = [(p, p.grad) for p in parameters.values()]
     buffers = [(b, b.detach().clone()) for b in model.buffers()]
     cpu_rng = torch.get_rng_state()
@@ -347,24 +371,23 @@ def train_step(
     The model's mode is left as it is: call ``model.train()`` first. ``loss.item()``
     waits for the device to finish the step (a synchronisation point on a GPU).
 
-    Bad input changes nothing, but for the two cases at the end of this paragraph. The
-    arguments, the inputs' device (of inputs that are one tensor: a dict or a tuple of
-    tensors reaches the model), and the targets' device, type and dtype (for the losses
-    of :mod:`torch.nn` whose targets it knows: a list of targets is refused with
-    :class:`TypeError`) are checked before the forward pass; what needs the output (the
-    targets' shape against it, the loss) is checked after it, and a refusal then puts
-    the parameters' gradients, the buffers (batch norm's running statistics) and the
-    random state (dropout's) back as they were. A :class:`RuntimeError` torch raises
-    from the model for inputs it refuses (a shape, a dtype, or the device of inputs
-    that are not one tensor), and the errors torch raises from the loss for targets it
-    refuses (a :class:`RuntimeError` or :class:`IndexError`: a class index out of range,
-    say) or from ``backward()``, come as :class:`ValueError` naming the argument,
-    torch's message attached; the model's other errors come as torch raises them (an
-    :class:`IndexError` from :class:`~torch.nn.Embedding` for an index out of range, a
-    :class:`TypeError` for a list of inputs). An optimizer whose ``step()`` needs a
-    closure (LBFGS) is refused. The two cases: a lazy module (``nn.LazyLinear``) that
-    the forward pass initialised stays initialised, and inputs that require grad keep
-    the ``.grad`` that a refused step's ``backward()`` gave them.
+    Bad input changes nothing. The arguments, the inputs' device (of inputs that are one tensor:
+    a dict or a tuple of tensors reaches the model), and the targets' device, type and dtype
+    (for the losses of :mod:`torch.nn` whose targets it knows: a list of targets is refused
+    with :class:`TypeError`) are checked before the forward pass; what needs the output (the
+    targets' shape against it, the loss) is checked after it, and a refusal then puts the
+    gradients (of the parameters, and of inputs that require grad), the buffers (batch
+    norm's running statistics) and the random state (dropout's) back as they were. A
+    :class:`RuntimeError` torch raises from the model for inputs it refuses (a shape, a
+    dtype, or the device of inputs that are not one tensor), and the errors torch raises
+    from the loss for targets it refuses (a :class:`RuntimeError` or :class:`IndexError`: a
+    class index out of range, say) or from ``backward()``, come as :class:`ValueError`
+    naming the argument, torch's message attached; the model's other errors come as torch
+    raises them (an :class:`IndexError` from :class:`~torch.nn.Embedding` for an index out
+    of range, a :class:`TypeError` for a list of inputs). An optimizer whose ``step()``
+    needs a closure (LBFGS) is refused, and so is a model with a lazy module
+    (``nn.LazyLinear``) not yet initialised: a forward pass would initialise it, which a
+    refusal could not undo.
 
     Args:
         model: the model; ``model(inputs)`` gives the output.
@@ -378,15 +401,18 @@ def train_step(
         The loss before the step, as a Python float.
 
     Raises:
-        TypeError: if an argument has the wrong type, ``batch`` is not a pair, or the
-            targets' dtype does not suit the loss (``int64`` class indices for
-            :class:`~torch.nn.CrossEntropyLoss`, floating point for
-            :class:`~torch.nn.MSELoss`...).
+        TypeError: if an argument has the wrong type, ``batch`` is not a pair, the
+            targets are not a tensor or their dtype does not suit the loss (``int64``
+            class indices for :class:`~torch.nn.CrossEntropyLoss`, floating point for
+            :class:`~torch.nn.MSELoss`...), or ``optimizer.step()`` needs a closure.
         ValueError: if ``max_grad_norm`` is not positive and finite, ``model`` has no
-            trainable parameter, ``loss_fn`` does not return a scalar tensor that
-            requires grad, ``optimizer`` does not hold every trainable parameter of
-            ``model`` (the step would train nothing, or not all), the batch holds no
-            sample, the targets are on another device than the model, ``loss_fn`` or
+            trainable parameter or a lazy module not yet initialised, ``loss_fn`` does
+            not return a scalar tensor that requires grad, ``optimizer`` does not hold
+            every trainable parameter of ``model`` (the step would train nothing, or not
+            all) or cannot take its gradients (dense ones for
+            :class:`~torch.optim.SparseAdam`, sparse ones for most others), the batch
+            holds no sample, the inputs (one tensor) or the targets are on another device
+            than the model, the model (with a :class:`RuntimeError`), ``loss_fn`` or
             ``backward()`` refuses them, or the targets' shape would broadcast against
             the output's into a larger shape (``(N,)`` against ``(N, 1)``: a wrong loss).
 
@@ -444,7 +470,7 @@ def train_step(
     inputs, targets = _split(train_step, batch, "batch")
     _check_inputs(train_step, model, inputs, "inputs")
     _check_targets(train_step, model, loss_fn, targets)
-    with _restored_on_failure(model, optimizer):
+    with _restored_on_failure(model, optimizer, [inputs]):
         optimizer.zero_grad(set_to_none=True)
         loss = _loss(train_step, "batch", model, loss_fn, inputs, targets)
         _backward(train_step, loss)
@@ -490,18 +516,21 @@ def accumulate_step(
 
     Bad input changes nothing, as in :func:`train_step`: every micro-batch is checked
     before the first forward pass, and a refusal after one (a later micro-batch's targets
-    against its output) puts the gradients and buffers back as they were.
+    against its output) puts the gradients, buffers and random state back as they were.
 
     Raises:
         TypeError: if an argument has the wrong type, ``micro_batches`` is not a
             sequence (a generator cannot be counted in advance), an ``inputs`` is
-            not a tensor, or targets have a dtype the loss does not take.
+            not a tensor, targets are not a tensor or have a dtype the loss does not
+            take, or ``optimizer.step()`` needs a closure.
         ValueError: if ``micro_batches`` is empty, a micro-batch holds no sample,
             ``max_grad_norm`` is not positive and finite, ``model`` has no trainable
-            parameter, ``loss_fn`` does not return a scalar tensor that requires grad,
-            ``optimizer`` does not hold every trainable parameter of ``model``, or
-            targets are on another device, refused by ``loss_fn`` or would broadcast
-            against the output.
+            parameter or a lazy module not yet initialised, ``loss_fn`` does not
+            return a scalar tensor that requires grad, ``optimizer`` does not hold
+            every trainable parameter of ``model`` or cannot take its gradients, an
+            ``inputs`` is on another device or refused by the model (a
+            :class:`RuntimeError`), or targets are on another device, refused by
+            ``loss_fn`` or would broadcast against the output.
 
     Examples:
         >>> import torch
@@ -566,7 +595,7 @@ def accumulate_step(
     total = sum(counts)
 
     weighted_sum: torch.Tensor | None = None
-    with _restored_on_failure(model, optimizer):
+    with _restored_on_failure(model, optimizer, [inputs for inputs, _ in pairs]):
         optimizer.zero_grad(set_to_none=True)
         for i, ((inputs, targets), count) in enumerate(zip(pairs, counts, strict=True)):
             label = f"micro_batches[{i}]"

@@ -359,7 +359,8 @@ def check_device(
 
     ``value`` is a :class:`torch.device`, a ``str`` (``"cpu"``, ``"cuda:1"``) or an
     ``int`` (an index of the machine's accelerator, as torch reads it: refused where there
-    is none). Refused: a name torch does not know (``"gpu"``), a negative index, a device
+    is none). Refused: a name torch does not know (``"gpu"``), a negative index, a CPU
+    index other than 0 (``"cpu:1"``; ``"cpu:0"`` is returned as ``"cpu"``), a device
     type this machine or build lacks (``"cuda"`` without CUDA), and with ``meta=False``
     the meta device (shapes, no data). Not in ``__all__``: the rule, after their own type
     checks, of :class:`ptnotes.layers.Linear`'s ``device`` (which refuses a NumPy integer)
@@ -375,9 +376,17 @@ def check_device(
     except (RuntimeError, ValueError) as error:  # "gpu", -1: torch lists what it knows
         detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         got = f"{type(value).__name__} {value!r} ({detail[:240]})"
-        raise argument_error(
-            caller, name, value, "a device torch knows (cpu, cuda, ...)", got=got
-        ) from None
+        expected = (
+            "an index of this machine's accelerator (a device name such as 'cpu' otherwise)"
+            if isinstance(value, int)
+            else "a device torch knows (cpu, cuda, ...)"
+        )
+        raise argument_error(caller, name, value, expected, got=got) from None
+    if device.type == "cpu":  # one device: "cpu:0" is "cpu" (torch.load knows no CPU index)
+        if device.index not in (None, 0):
+            expected = "a device this machine has (the CPU is one device: 'cpu')"
+            raise argument_error(caller, name, value, expected, got=f"{value!r}")
+        return torch.device("cpu")
     if device.type == "meta":
         if not meta:
             expected = "a device with data (the meta device holds shapes only)"
