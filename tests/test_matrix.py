@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -468,6 +469,13 @@ def test_merge_command_merges_many_shards_and_writes_a_summary(
     assert matrix.main(["merge", str(files[0]), "--data", str(data)]) == 2  # refused
 
 
+def _run_without_torch(monkeypatch: pytest.MonkeyPatch, record: Callable[..., Any]) -> None:
+    """``matrix run`` over the examples A and B, recording with ``record`` (no environment)."""
+    monkeypatch.setattr(matrix, "current_examples", lambda settings=None: [A, B])
+    monkeypatch.setattr(matrix, "ensure_env", lambda settings, release, envs=None: Path("py"))
+    monkeypatch.setattr(matrix, "record_release", record)
+
+
 def test_run_with_output_writes_a_shard_and_touches_no_data_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -481,9 +489,7 @@ def test_run_with_output_writes_a_shard_and_touches_no_data_file(
         ran.append(list(docs))
         return recorded(release, "cpu", {B.key: result(B.doc, 5, "passed")})
 
-    monkeypatch.setattr(matrix, "current_examples", lambda settings=None: [A, B])
-    monkeypatch.setattr(matrix, "ensure_env", lambda settings, release, envs=None: Path("py"))
-    monkeypatch.setattr(matrix, "record_release", record)
+    _run_without_torch(monkeypatch, record)
     out = tmp_path / "shard.json"
     args = ["run", "--release", "2.13.0", "--output", str(out), "--data", str(data)]
     assert matrix.main(args) == 0
@@ -509,9 +515,7 @@ def test_a_shard_on_another_platform_runs_what_its_own_column_lacks(
         return made
 
     monkeypatch.setattr(matrix, "current_platform", lambda: "macos-arm64")
-    monkeypatch.setattr(matrix, "current_examples", lambda settings=None: [A, B])
-    monkeypatch.setattr(matrix, "ensure_env", lambda settings, release, envs=None: Path("py"))
-    monkeypatch.setattr(matrix, "record_release", record)
+    _run_without_torch(monkeypatch, record)
     out = tmp_path / "shard.json"
     args = ["run", "--release", "2.12.1", "--output", str(out), "--data", str(data)]
     assert matrix.main(args) == 0

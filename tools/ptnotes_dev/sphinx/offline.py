@@ -124,11 +124,25 @@ def xhtml(body: str) -> str:
     return _TOOLTIP.sub("", body)
 
 
-def _epub_language(app: Sphinx, config: Any) -> None:
-    """The EPUB's language as BCP 47 writes it (``zh-CN``), not Sphinx's ``zh_CN``."""
+#: A Chinese chapter heading, 第 2 章 (fncychap, Sphinx's default, prints "CHAPTER 2").
+CHINESE_CHAPTERS = (
+    r"\usepackage{titlesec}"
+    r"\titleformat{\chapter}[display]{\normalfont\sffamily\huge\bfseries}"
+    r"{第\,\thechapter\,章}{12pt}{\Huge}"
+)
+
+
+def _edition_settings(app: Sphinx, config: Any) -> None:
+    """Per edition: the EPUB's language as BCP 47 writes it (``zh-CN``, not Sphinx's
+    ``zh_CN``), and the PDF's chapter headings in Chinese for a Chinese edition."""
     settings = load(Path(app.srcdir).parent)
     codes = {lang.code: lang.html_lang for lang in settings.languages}
     config.epub_language = codes.get(config.language, config.language.replace("_", "-"))
+    if config.language.startswith("zh"):
+        elements = dict(config.latex_elements)
+        elements["fncychap"] = ""
+        elements["preamble"] = elements.get("preamble", "") + CHINESE_CHAPTERS
+        config.latex_elements = elements
 
 
 def _epub_page(
@@ -146,7 +160,7 @@ def _epub_page(
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_role("offline-copy", OfflineCopy())
     app.connect("html-page-context", _epub_page)
-    app.connect("config-inited", _epub_language)
+    app.connect("config-inited", _edition_settings)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
 
 
