@@ -146,8 +146,9 @@ def _check_inputs(caller: Callable[..., Any], model: nn.Module, inputs: object, 
 
 
 def _leaves(inputs: object) -> list[torch.Tensor]:
-    """The tensors of ``inputs`` (a tensor, or lists, tuples and dicts of them) that
-    ``backward()`` gives a ``.grad``: leaves that require grad."""
+    """The leaves that require grad among ``inputs`` (a tensor, or lists, tuples and dicts
+    of them), whose ``.grad`` ``backward()`` sets; not a non-leaf input that called
+    ``retain_grad()``, nor the leaves it was computed from."""
     if isinstance(inputs, torch.Tensor):
         return [inputs] if inputs.requires_grad and inputs.is_leaf else []
     if isinstance(inputs, dict):
@@ -162,9 +163,11 @@ def _restored_on_failure(
     model: nn.Module, optimizer: torch.optim.Optimizer, inputs: Sequence[object]
 ) -> Iterator[None]:
     """Undo what the step changed on an error: the gradients (of the model's parameters, of
-    any other the optimizer holds: ``zero_grad`` clears them all, and of the ``inputs``
-    that require grad), the buffers (batch norm's running statistics) and the random state
-    the forward pass drew from (dropout).
+    any other the optimizer holds: ``zero_grad`` clears them all, and of the leaf ``inputs``
+    that require grad: the tensor each ``.grad`` was is put back, so one that ``backward()``
+    added to in place keeps the addition), the buffers (batch norm's running statistics)
+    and the random state the forward pass drew from (dropout). Not the parameters that an
+    ``optimizer.step()`` which raised had updated before it raised.
     """
     parameters: dict[int, torch.Tensor] = {id(p): p for p in model.parameters()}
     for group in optimizer.param_groups:
@@ -371,23 +374,31 @@ def train_step(
     The model's mode is left as it is: call ``model.train()`` first. ``loss.item()``
     waits for the device to finish the step (a synchronisation point on a GPU).
 
-    Bad input changes nothing. The arguments, the inputs' device (of inputs that are one tensor:
-    a dict or a tuple of tensors reaches the model), and the targets' device, type and dtype
-    (for the losses of :mod:`torch.nn` whose targets it knows: a list of targets is refused
-    with :class:`TypeError`) are checked before the forward pass; what needs the output (the
+    Bad input changes nothing, but for the cases at the end of this paragraph. The
+    arguments, the inputs' device (of inputs that are one tensor: a dict or a tuple of
+    tensors reaches the model), and the targets' device, type and dtype (for the losses of
+    :mod:`torch.nn` whose targets it knows: a list of targets is refused with
+    :class:`TypeError`) are checked before the forward pass; what needs the output (the
     targets' shape against it, the loss) is checked after it, and a refusal then puts the
-    gradients (of the parameters, and of inputs that require grad), the buffers (batch
-    norm's running statistics) and the random state (dropout's) back as they were. A
-    :class:`RuntimeError` torch raises from the model for inputs it refuses (a shape, a
-    dtype, or the device of inputs that are not one tensor), and the errors torch raises
-    from the loss for targets it refuses (a :class:`RuntimeError` or :class:`IndexError`: a
-    class index out of range, say) or from ``backward()``, come as :class:`ValueError`
-    naming the argument, torch's message attached; the model's other errors come as torch
-    raises them (an :class:`IndexError` from :class:`~torch.nn.Embedding` for an index out
-    of range, a :class:`TypeError` for a list of inputs). An optimizer whose ``step()``
-    needs a closure (LBFGS) is refused, and so is a model with a lazy module
-    (``nn.LazyLinear``) not yet initialised: a forward pass would initialise it, which a
-    refusal could not undo.
+    gradients (of the parameters, and of the inputs that are leaves requiring grad and had
+    no ``.grad``), the buffers (batch norm's running statistics) and the random state
+    (dropout's) back as they were. A :class:`RuntimeError` torch raises from the model for
+    inputs it refuses (a shape, a dtype, or the device of inputs that are not one tensor),
+    and the errors torch raises from the loss for targets it refuses (a
+    :class:`RuntimeError` or :class:`IndexError`: a class index out of range, say) or from
+    ``backward()``, come as :class:`ValueError` naming the argument, torch's message
+    attached; the model's other errors come as torch raises them (an :class:`IndexError`
+    from :class:`~torch.nn.Embedding` for an index out of range, a :class:`TypeError` for a
+    list of inputs). An optimizer whose ``step()`` needs a closure (LBFGS) is refused, and
+    so is a model with a lazy module (``nn.LazyLinear``) not yet initialised: a forward
+    pass would initialise it, which a refusal could not undo. The cases: a refused step's
+    ``backward()`` adds, in place, to the ``.grad`` an input already had, and gives one to
+    the other tensors it reaches that keep a ``.grad`` (targets that require grad, a
+    ``loss_fn``'s own parameters, a non-leaf input that called ``retain_grad()`` and the
+    leaves it was computed from); and an error that ``optimizer.step()`` raises itself
+    (``weight_decay`` of SGD or Adagrad with sparse gradients; any error of an optimizer
+    class defined outside :mod:`torch.optim`) comes as torch raises it, and the parameters
+    the step updated before it raised stay updated.
 
     Args:
         model: the model; ``model(inputs)`` gives the output.
@@ -402,19 +413,21 @@ def train_step(
 
     Raises:
         TypeError: if an argument has the wrong type, ``batch`` is not a pair, the
-            targets are not a tensor or their dtype does not suit the loss (``int64``
-            class indices for :class:`~torch.nn.CrossEntropyLoss`, floating point for
+            targets (for a loss of :mod:`torch.nn` whose targets it knows) are not a
+            tensor or their dtype does not suit the loss (``int64`` class indices for
+            :class:`~torch.nn.CrossEntropyLoss`, floating point for
             :class:`~torch.nn.MSELoss`...), or ``optimizer.step()`` needs a closure.
         ValueError: if ``max_grad_norm`` is not positive and finite, ``model`` has no
             trainable parameter or a lazy module not yet initialised, ``loss_fn`` does
             not return a scalar tensor that requires grad, ``optimizer`` does not hold
             every trainable parameter of ``model`` (the step would train nothing, or not
-            all) or cannot take its gradients (dense ones for
-            :class:`~torch.optim.SparseAdam`, sparse ones for most others), the batch
-            holds no sample, the inputs (one tensor) or the targets are on another device
-            than the model, the model (with a :class:`RuntimeError`), ``loss_fn`` or
-            ``backward()`` refuses them, or the targets' shape would broadcast against
-            the output's into a larger shape (``(N,)`` against ``(N, 1)``: a wrong loss).
+            all) or, being a class of :mod:`torch.optim`, cannot take its gradients at all
+            (dense ones for :class:`~torch.optim.SparseAdam`, sparse ones for all but SGD,
+            Adagrad and SparseAdam), the batch holds no sample, the inputs (one tensor) or
+            the targets are on another device than the model, the model (with a
+            :class:`RuntimeError`), ``loss_fn`` or ``backward()`` refuses them, or the
+            targets' shape would broadcast against the output's into a larger shape
+            (``(N,)`` against ``(N, 1)``: a wrong loss).
 
     Examples:
         >>> import torch
@@ -514,23 +527,25 @@ def accumulate_step(
     Returns:
         The loss of the whole batch, ``sum(n_i * loss_i) / N``, as a Python float.
 
-    Bad input changes nothing, as in :func:`train_step`: every micro-batch is checked
-    before the first forward pass, and a refusal after one (a later micro-batch's targets
-    against its output) puts the gradients, buffers and random state back as they were.
+    Bad input changes nothing, as in :func:`train_step` and with its cases: every
+    micro-batch is checked before the first forward pass, and a refusal after one (a later
+    micro-batch's targets against its output) puts the gradients that :func:`train_step`
+    names, the buffers and the random state back as they were.
 
     Raises:
         TypeError: if an argument has the wrong type, ``micro_batches`` is not a
             sequence (a generator cannot be counted in advance), an ``inputs`` is
-            not a tensor, targets are not a tensor or have a dtype the loss does not
-            take, or ``optimizer.step()`` needs a closure.
+            not a tensor, targets (for a loss of :mod:`torch.nn` whose targets it knows)
+            are not a tensor or have a dtype the loss does not take, or
+            ``optimizer.step()`` needs a closure.
         ValueError: if ``micro_batches`` is empty, a micro-batch holds no sample,
             ``max_grad_norm`` is not positive and finite, ``model`` has no trainable
             parameter or a lazy module not yet initialised, ``loss_fn`` does not
             return a scalar tensor that requires grad, ``optimizer`` does not hold
-            every trainable parameter of ``model`` or cannot take its gradients, an
-            ``inputs`` is on another device or refused by the model (a
-            :class:`RuntimeError`), or targets are on another device, refused by
-            ``loss_fn`` or would broadcast against the output.
+            every trainable parameter of ``model`` or (a class of :mod:`torch.optim`)
+            cannot take its gradients at all, an ``inputs`` is on another device or
+            refused by the model (a :class:`RuntimeError`), or targets are on another
+            device, refused by ``loss_fn`` or would broadcast against the output.
 
     Examples:
         >>> import torch
