@@ -4520,6 +4520,71 @@ def input_grad_step() -> tuple[tuple[object, ...], Callable[[], object]]:
     return (model, inputs), lambda: train_step_of(model, (inputs, Y), optimizer=optimizer)
 
 
+def refused_after_backward(
+    inputs: torch.Tensor, targets: torch.Tensor = Y, loss_fn: nn.Module | None = None
+) -> Callable[[], object]:
+    """A step refused after backward(): SparseAdam refuses the Linear's dense gradients."""
+    model = nn.Linear(1, 1)
+    optimizer = torch.optim.SparseAdam(model.parameters())
+    loss = nn.MSELoss() if loss_fn is None else loss_fn
+    return lambda: train_step_of(model, (inputs, targets), optimizer=optimizer, loss_fn=loss)
+
+
+def input_with_grad_step() -> tuple[tuple[object, ...], Callable[[], object]]:
+    inputs = X.clone().requires_grad_()
+    inputs.grad = torch.zeros_like(inputs)  # backward() would add to it in place
+    return (inputs,), refused_after_backward(inputs)
+
+
+def retained_input_step() -> tuple[tuple[object, ...], Callable[[], object]]:
+    base = X.clone().requires_grad_()
+    inputs = base * 1
+    inputs.retain_grad()
+    return (base, inputs), refused_after_backward(inputs)
+
+
+def targets_that_require_grad_step() -> tuple[tuple[object, ...], Callable[[], object]]:
+    targets = Y.clone().requires_grad_()
+    return (targets,), refused_after_backward(X, targets)
+
+
+class LearnedScale(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(()))
+
+    def forward(self, output: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return self.scale * nn.functional.mse_loss(output, targets)
+
+
+def loss_with_parameters_step() -> tuple[tuple[object, ...], Callable[[], object]]:
+    loss = LearnedScale()
+    return (loss,), refused_after_backward(X, Y, loss)
+
+
+class DenseAndSparse(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.dense = nn.Linear(1, 1)
+        self.table = nn.Embedding(3, 1, sparse=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dense(x) + self.table(torch.zeros(len(x), dtype=torch.long))
+
+
+def sparse_weight_decay_step() -> tuple[tuple[object, ...], Callable[[], object]]:
+    model = DenseAndSparse()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, weight_decay=0.1)
+    return (model, optimizer), lambda: train_step_of(model, (X, Y), optimizer=optimizer)
+
+
+def lazy_buffers_step() -> tuple[tuple[object, ...], Callable[[], object]]:
+    model = nn.Sequential(nn.Linear(1, 2), nn.LazyBatchNorm1d(affine=False), nn.Linear(2, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    return (model, optimizer), lambda: train_step_of(model, (X, Y), optimizer=optimizer)
+
+
 def saved_linear() -> tuple[str, nn.Module, torch.optim.Optimizer]:
     model = nn.Linear(2, 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -4529,6 +4594,48 @@ def saved_linear() -> tuple[str, nn.Module, torch.optim.Optimizer]:
 
 
 STATE = [
+    mutation(
+        "training:train_step:input-with-a-grad",
+        input_with_grad_step,
+        ValueError,
+        "train_step",
+        "optimizer",
+    ),
+    mutation(
+        "training:train_step:input-that-retains-grad",
+        retained_input_step,
+        ValueError,
+        "train_step",
+        "optimizer",
+    ),
+    mutation(
+        "training:train_step:targets-that-require-grad",
+        targets_that_require_grad_step,
+        ValueError,
+        "train_step",
+        "optimizer",
+    ),
+    mutation(
+        "training:train_step:loss_fn-with-parameters",
+        loss_with_parameters_step,
+        ValueError,
+        "train_step",
+        "optimizer",
+    ),
+    mutation(
+        "training:train_step:SGD-weight_decay-sparse-gradients",
+        sparse_weight_decay_step,
+        ValueError,
+        "train_step",
+        "optimizer",
+    ),
+    mutation(
+        "training:train_step:uninitialised-lazy-buffers",
+        lazy_buffers_step,
+        ValueError,
+        "train_step",
+        "model",
+    ),
     mutation(
         "training:train_step:uninitialised-lazy-model",
         lazy_step,

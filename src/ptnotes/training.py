@@ -11,7 +11,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ptnotes.validation import argument_error, check_callable, check_number, check_type
+from ptnotes.validation import (
+    argument_error,
+    builtin_optimizers,
+    check_callable,
+    check_number,
+    check_type,
+)
 
 __all__ = ["accumulate_step", "train_step"]
 
@@ -41,7 +47,8 @@ def _common(
         )
         expected = "a model with a trainable parameter (unfreeze some first)"
         raise argument_error(caller, "model", model, expected, got=got)
-    lazy = [n for n, p in model.named_parameters() if nn.parameter.is_lazy(p)]
+    tensors = [*model.named_parameters(), *model.named_buffers()]
+    lazy = [n for n, t in tensors if nn.parameter.is_lazy(t)]
     if lazy:  # the forward pass would initialise them, which a refusal could not undo
         expected = (
             "a model whose lazy modules are initialised (run model(inputs) once, before "
@@ -145,35 +152,48 @@ def _check_inputs(caller: Callable[..., Any], model: nn.Module, inputs: object, 
         raise argument_error(caller, name, inputs, expected, got=f"inputs on {inputs.device}")
 
 
-def _leaves(inputs: object) -> list[torch.Tensor]:
-    """The leaves that require grad among ``inputs`` (a tensor, or lists, tuples and dicts
-    of them), whose ``.grad`` ``backward()`` sets; not a non-leaf input that called
-    ``retain_grad()``, nor the leaves it was computed from."""
-    if isinstance(inputs, torch.Tensor):
-        return [inputs] if inputs.requires_grad and inputs.is_leaf else []
-    if isinstance(inputs, dict):
-        inputs = list(inputs.values())
-    if isinstance(inputs, list | tuple):
-        return [leaf for item in inputs for leaf in _leaves(item)]
-    return []
+def _grad_holders(values: object) -> list[torch.Tensor]:
+    """The tensors of ``values`` (a tensor, or lists, tuples and dicts of them) whose
+    ``.grad`` a ``backward()`` through them may set: those that require grad and are leaves
+    or retain their gradient, and the leaves a non-leaf among them was computed from."""
+    if isinstance(values, dict):
+        values = list(values.values())
+    if isinstance(values, list | tuple):
+        return [t for item in values for t in _grad_holders(item)]
+    if not isinstance(values, torch.Tensor) or not values.requires_grad:
+        return []
+    found = [values] if values.is_leaf or values.retains_grad else []
+    seen: set[int] = set()
+    pending = [values.grad_fn]
+    while pending:  # the graph behind a non-leaf: its AccumulateGrad nodes hold the leaves
+        node = pending.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            found.append(variable)
+        pending.extend(next_node for next_node, _ in node.next_functions)
+    return found
 
 
 @contextmanager
 def _restored_on_failure(
-    model: nn.Module, optimizer: torch.optim.Optimizer, inputs: Sequence[object]
+    model: nn.Module, optimizer: torch.optim.Optimizer, reached: Sequence[object]
 ) -> Iterator[None]:
-    """Undo what the step changed on an error: the gradients (of the model's parameters, of
-    any other the optimizer holds: ``zero_grad`` clears them all, and of the leaf ``inputs``
-    that require grad: the tensor each ``.grad`` was is put back, so one that ``backward()``
-    added to in place keeps the addition), the buffers (batch norm's running statistics)
-    and the random state the forward pass drew from (dropout). Not the parameters that an
-    ``optimizer.step()`` which raised had updated before it raised.
+    """Undo what the step changed on an error: the gradients of the model's parameters and
+    of any other the optimizer holds (``zero_grad`` clears them all: the tensor each was is
+    put back), the ``.grad`` of every other tensor the step's ``backward()`` may reach from
+    ``reached`` (inputs, targets, the loss's own parameters: values and tensor put back, as
+    ``backward()`` adds to one in place), the buffers (batch norm's running statistics) and
+    the random state the forward pass drew from (dropout).
     """
     parameters: dict[int, torch.Tensor] = {id(p): p for p in model.parameters()}
     for group in optimizer.param_groups:
         parameters.update((id(p), p) for p in group["params"])
-    parameters.update((id(t), t) for t in _leaves(list(inputs)))
     gradients = [(p, p.grad) for p in parameters.values()]
+    others = {id(t): t for t in _grad_holders(list(reached)) if id(t) not in parameters}
+    added = [(t, t.grad, None if t.grad is None else t.grad.clone()) for t in others.values()]
     buffers = [(b, b.detach().clone()) for b in model.buffers()]
     cpu_rng = torch.get_rng_state()
     cuda = sorted({p.device for p in parameters.values() if p.device.type == "cuda"}, key=str)
@@ -184,6 +204,10 @@ def _restored_on_failure(
         with torch.no_grad():
             for parameter, gradient in gradients:
                 parameter.grad = gradient
+            for tensor, gradient, values in added:
+                if gradient is not None and values is not None:
+                    gradient.copy_(values)
+                tensor.grad = gradient
             for buffer, saved in buffers:
                 if buffer.shape == saved.shape:
                     buffer.copy_(saved)
@@ -299,21 +323,26 @@ _SPARSE_OPTIMIZERS: tuple[type[torch.optim.Optimizer], ...] = (
 )
 
 
+def _loss_parameters(loss_fn: object) -> list[torch.Tensor]:
+    """A loss module's own parameters (a learned weight): backward() gives them a .grad."""
+    return list(loss_fn.parameters()) if isinstance(loss_fn, nn.Module) else []
+
+
 def _check_gradients(
     caller: Callable[..., Any], model: nn.Module, optimizer: torch.optim.Optimizer
 ) -> None:
-    """Gradients the optimizer's step would refuse (with several parameter groups, after it
-    changed the parameters of the groups before)."""
-    if not type(optimizer).__module__.startswith("torch.optim"):
+    """Gradients the optimizer's step would refuse only after it changed the parameters it
+    reached first: checked for the classes of :mod:`torch.optim` and their subclasses."""
+    if not isinstance(optimizer, tuple(builtin_optimizers())):
         return
     names = {id(p): n for n, p in model.named_parameters()}
+    kind = type(optimizer).__name__
     for group in optimizer.param_groups:
         for parameter in group["params"]:
             grad = parameter.grad
             if grad is None:
                 continue
             name = names.get(id(parameter), "a parameter")
-            kind = type(optimizer).__name__
             if isinstance(optimizer, torch.optim.SparseAdam) and not grad.is_sparse:
                 expected = (
                     "an optimizer for dense gradients (SparseAdam takes only sparse ones, "
@@ -324,6 +353,11 @@ def _check_gradients(
             if grad.is_sparse and not isinstance(optimizer, _SPARSE_OPTIMIZERS):
                 expected = "an optimizer for sparse gradients (SGD, Adagrad or SparseAdam)"
                 got = f"{kind}, and {name} has a sparse gradient"
+                raise argument_error(caller, "optimizer", optimizer, expected, got=got)
+            decay = group.get("weight_decay", 0)
+            if grad.is_sparse and decay and not isinstance(optimizer, torch.optim.SparseAdam):
+                expected = "an optimizer without weight_decay for sparse gradients"
+                got = f"{kind} with weight_decay={decay}, and {name} has a sparse gradient"
                 raise argument_error(caller, "optimizer", optimizer, expected, got=got)
 
 
@@ -374,31 +408,31 @@ def train_step(
     The model's mode is left as it is: call ``model.train()`` first. ``loss.item()``
     waits for the device to finish the step (a synchronisation point on a GPU).
 
-    Bad input changes nothing, but for the cases at the end of this paragraph. The
+    Bad input changes nothing, but for the one case at the end of this paragraph. The
     arguments, the inputs' device (of inputs that are one tensor: a dict or a tuple of
     tensors reaches the model), and the targets' device, type and dtype (for the losses of
     :mod:`torch.nn` whose targets it knows: a list of targets is refused with
     :class:`TypeError`) are checked before the forward pass; what needs the output (the
-    targets' shape against it, the loss) is checked after it, and a refusal then puts the
-    gradients (of the parameters, and of the inputs that are leaves requiring grad and had
-    no ``.grad``), the buffers (batch norm's running statistics) and the random state
-    (dropout's) back as they were. A :class:`RuntimeError` torch raises from the model for
-    inputs it refuses (a shape, a dtype, or the device of inputs that are not one tensor),
-    and the errors torch raises from the loss for targets it refuses (a
-    :class:`RuntimeError` or :class:`IndexError`: a class index out of range, say) or from
-    ``backward()``, come as :class:`ValueError` naming the argument, torch's message
-    attached; the model's other errors come as torch raises them (an :class:`IndexError`
-    from :class:`~torch.nn.Embedding` for an index out of range, a :class:`TypeError` for a
-    list of inputs). An optimizer whose ``step()`` needs a closure (LBFGS) is refused, and
-    so is a model with a lazy module (``nn.LazyLinear``) not yet initialised: a forward
-    pass would initialise it, which a refusal could not undo. The cases: a refused step's
-    ``backward()`` adds, in place, to the ``.grad`` an input already had, and gives one to
-    the other tensors it reaches that keep a ``.grad`` (targets that require grad, a
-    ``loss_fn``'s own parameters, a non-leaf input that called ``retain_grad()`` and the
-    leaves it was computed from); and an error that ``optimizer.step()`` raises itself
-    (``weight_decay`` of SGD or Adagrad with sparse gradients; any error of an optimizer
-    class defined outside :mod:`torch.optim`) comes as torch raises it, and the parameters
-    the step updated before it raised stay updated.
+    targets' shape against it, the loss) is checked after it, and so are the gradients the
+    optimizer's step would refuse after updating some parameters (sparse ones for most
+    classes of :mod:`torch.optim`, or with ``weight_decay``; dense ones for SparseAdam). A
+    refusal then puts back the gradients of the parameters, the ``.grad`` of every other
+    tensor the step's ``backward()`` reached (inputs and targets that require grad, with
+    what they held before; a ``loss_fn``'s own parameters; a non-leaf input that called
+    ``retain_grad()`` and the leaves it was computed from), the buffers (batch norm's
+    running statistics) and the random state (dropout's). A :class:`RuntimeError` torch
+    raises from the model for inputs it refuses (a shape, a dtype, or the device of inputs
+    that are not one tensor), and the errors torch raises from the loss for targets it
+    refuses (a :class:`RuntimeError` or :class:`IndexError`: a class index out of range,
+    say) or from ``backward()``, come as :class:`ValueError` naming the argument, torch's
+    message attached; the model's other errors come as torch raises them (an
+    :class:`IndexError` from :class:`~torch.nn.Embedding` for an index out of range, a
+    :class:`TypeError` for a list of inputs). An optimizer whose ``step()`` needs a closure
+    (LBFGS) is refused, and so is a model with a lazy module (``nn.LazyLinear``,
+    ``nn.LazyBatchNorm1d``) not yet initialised: a forward pass would initialise it, which a
+    refusal could not undo. The one case: an optimizer class that derives from none of
+    :mod:`torch.optim`'s and raises in its own ``step()`` leaves the parameters it updated
+    before it raised as it left them.
 
     Args:
         model: the model; ``model(inputs)`` gives the output.
@@ -483,7 +517,7 @@ def train_step(
     inputs, targets = _split(train_step, batch, "batch")
     _check_inputs(train_step, model, inputs, "inputs")
     _check_targets(train_step, model, loss_fn, targets)
-    with _restored_on_failure(model, optimizer, [inputs]):
+    with _restored_on_failure(model, optimizer, [inputs, targets, _loss_parameters(loss_fn)]):
         optimizer.zero_grad(set_to_none=True)
         loss = _loss(train_step, "batch", model, loss_fn, inputs, targets)
         _backward(train_step, loss)
@@ -527,7 +561,7 @@ def accumulate_step(
     Returns:
         The loss of the whole batch, ``sum(n_i * loss_i) / N``, as a Python float.
 
-    Bad input changes nothing, as in :func:`train_step` and with its cases: every
+    Bad input changes nothing, as in :func:`train_step` and with its one case: every
     micro-batch is checked before the first forward pass, and a refusal after one (a later
     micro-batch's targets against its output) puts the gradients that :func:`train_step`
     names, the buffers and the random state back as they were.
@@ -610,7 +644,7 @@ def accumulate_step(
     total = sum(counts)
 
     weighted_sum: torch.Tensor | None = None
-    with _restored_on_failure(model, optimizer, [inputs for inputs, _ in pairs]):
+    with _restored_on_failure(model, optimizer, [*pairs, _loss_parameters(loss_fn)]):
         optimizer.zero_grad(set_to_none=True)
         for i, ((inputs, targets), count) in enumerate(zip(pairs, counts, strict=True)):
             label = f"micro_batches[{i}]"
