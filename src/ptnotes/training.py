@@ -154,8 +154,10 @@ def _check_inputs(caller: Callable[..., Any], model: nn.Module, inputs: object, 
 
 def _grad_holders(values: object) -> list[torch.Tensor]:
     """The tensors of ``values`` (a tensor, or lists, tuples and dicts of them) whose
-    ``.grad`` a ``backward()`` through them may set: those that require grad and are leaves
-    or retain their gradient, and the leaves a non-leaf among them was computed from."""
+    ``.grad`` is put back on a failure: those that require grad and are leaves or retain
+    their gradient, and the leaves in the graph of a non-leaf among them (its AccumulateGrad
+    nodes); not an intermediate of that graph that called ``retain_grad()``, nor a leaf that
+    a reentrant checkpoint reaches only when it recomputes."""
     if isinstance(values, dict):
         values = list(values.values())
     if isinstance(values, list | tuple):
@@ -182,11 +184,13 @@ def _restored_on_failure(
     model: nn.Module, optimizer: torch.optim.Optimizer, reached: Sequence[object]
 ) -> Iterator[None]:
     """Undo what the step changed on an error: the gradients of the model's parameters and
-    of any other the optimizer holds (``zero_grad`` clears them all: the tensor each was is
-    put back), the ``.grad`` of every other tensor the step's ``backward()`` may reach from
+    of any other the optimizer holds (the tensor each was is put back, whose values
+    ``zero_grad(set_to_none=True)`` leaves alone; a ``zero_grad`` that zeroes them in place
+    leaves them zeroed), the ``.grad`` of the tensors :func:`_grad_holders` finds in
     ``reached`` (inputs, targets, the loss's own parameters: values and tensor put back, as
-    ``backward()`` adds to one in place), the buffers (batch norm's running statistics) and
-    the random state the forward pass drew from (dropout).
+    ``backward()`` adds to one in place), the buffers updated in place (batch norm's running
+    statistics; not one the forward pass reassigns) and the random state the forward pass
+    drew from (dropout).
     """
     parameters: dict[int, torch.Tensor] = {id(p): p for p in model.parameters()}
     for group in optimizer.param_groups:
@@ -324,15 +328,19 @@ _SPARSE_OPTIMIZERS: tuple[type[torch.optim.Optimizer], ...] = (
 
 
 def _loss_parameters(loss_fn: object) -> list[torch.Tensor]:
-    """A loss module's own parameters (a learned weight): backward() gives them a .grad."""
+    """A loss module's own parameters (a learned weight), whose .grad backward() may set."""
     return list(loss_fn.parameters()) if isinstance(loss_fn, nn.Module) else []
 
 
 def _check_gradients(
     caller: Callable[..., Any], model: nn.Module, optimizer: torch.optim.Optimizer
 ) -> None:
-    """Gradients the optimizer's step would refuse only after it changed the parameters it
-    reached first: checked for the classes of :mod:`torch.optim` and their subclasses."""
+    """Gradients that the step of a :mod:`torch.optim` class refuses only after changing the
+    parameters it reached first: sparse ones (for all but SGD, Adagrad and SparseAdam, and
+    for SGD and Adagrad with ``weight_decay``) and dense ones for SparseAdam. Checked for
+    those classes and their subclasses, a subclass as the class it derives from (one whose
+    own step takes sparse gradients is refused too); not ``fused=True`` SGD or Adagrad with
+    sparse gradients, which torch refuses one parameter group at a time."""
     if not isinstance(optimizer, tuple(builtin_optimizers())):
         return
     names = {id(p): n for n, p in model.named_parameters()}
@@ -408,31 +416,42 @@ def train_step(
     The model's mode is left as it is: call ``model.train()`` first. ``loss.item()``
     waits for the device to finish the step (a synchronisation point on a GPU).
 
-    Bad input changes nothing, but for the one case at the end of this paragraph. The
+    Bad input changes nothing, but for the cases at the end of this paragraph. The
     arguments, the inputs' device (of inputs that are one tensor: a dict or a tuple of
     tensors reaches the model), and the targets' device, type and dtype (for the losses of
     :mod:`torch.nn` whose targets it knows: a list of targets is refused with
     :class:`TypeError`) are checked before the forward pass; what needs the output (the
-    targets' shape against it, the loss) is checked after it, and so are the gradients the
-    optimizer's step would refuse after updating some parameters (sparse ones for most
-    classes of :mod:`torch.optim`, or with ``weight_decay``; dense ones for SparseAdam). A
-    refusal then puts back the gradients of the parameters, the ``.grad`` of every other
-    tensor the step's ``backward()`` reached (inputs and targets that require grad, with
-    what they held before; a ``loss_fn``'s own parameters; a non-leaf input that called
-    ``retain_grad()`` and the leaves it was computed from), the buffers (batch norm's
-    running statistics) and the random state (dropout's). A :class:`RuntimeError` torch
-    raises from the model for inputs it refuses (a shape, a dtype, or the device of inputs
-    that are not one tensor), and the errors torch raises from the loss for targets it
-    refuses (a :class:`RuntimeError` or :class:`IndexError`: a class index out of range,
-    say) or from ``backward()``, come as :class:`ValueError` naming the argument, torch's
-    message attached; the model's other errors come as torch raises them (an
-    :class:`IndexError` from :class:`~torch.nn.Embedding` for an index out of range, a
-    :class:`TypeError` for a list of inputs). An optimizer whose ``step()`` needs a closure
-    (LBFGS) is refused, and so is a model with a lazy module (``nn.LazyLinear``,
-    ``nn.LazyBatchNorm1d``) not yet initialised: a forward pass would initialise it, which a
-    refusal could not undo. The one case: an optimizer class that derives from none of
-    :mod:`torch.optim`'s and raises in its own ``step()`` leaves the parameters it updated
-    before it raised as it left them.
+    targets' shape against it, the loss) is checked after it, and so are, for the classes of
+    :mod:`torch.optim` and their subclasses, the gradients that torch.optim's step refuses
+    after updating some parameters: sparse ones (for all but SGD, Adagrad and SparseAdam, and for
+    SGD and Adagrad with ``weight_decay``) and dense ones for SparseAdam. A refusal then
+    puts back the gradients of the parameters (the tensor each had), the ``.grad`` of the
+    inputs and targets that require grad (a tensor, or lists, tuples and dicts of them; a
+    non-leaf one that called ``retain_grad()`` too), of the leaves a non-leaf one was
+    computed from and of a ``loss_fn`` module's own parameters, with what each held before,
+    the buffers updated in place (batch norm's running statistics) and the random state
+    (dropout's). A :class:`RuntimeError` torch raises from the model for inputs it refuses
+    (a shape, a dtype, or the device of inputs that are not one tensor), and the errors
+    torch raises from the loss for targets it refuses (a :class:`RuntimeError` or
+    :class:`IndexError`: a class index out of range, say) or from ``backward()``, come as
+    :class:`ValueError` naming the argument, torch's message attached; the model's other
+    errors come as torch raises them (an :class:`IndexError` from
+    :class:`~torch.nn.Embedding` for an index out of range, a :class:`TypeError` for a list
+    of inputs). An optimizer whose ``step()`` needs a closure (LBFGS) is refused, and so is
+    a model with a lazy module (``nn.LazyLinear``, ``nn.LazyBatchNorm1d``) whose parameters
+    or buffers are not yet initialised: a forward pass would initialise it, which a refusal
+    could not undo. The cases: an optimizer whose ``step()`` raises after updating some
+    parameters leaves them, and its state, as it left them (a class of one's own, a subclass
+    with a ``step()`` of its own, and the classes of :mod:`torch.optim` with options their
+    step refuses one parameter group at a time: ``fused=True`` SGD or Adagrad with sparse
+    gradients, ``capturable=True`` on the CPU, a tensor ``lr`` with ``foreach=True``); one
+    whose ``zero_grad()`` zeroes the gradients in place leaves them zeroed; a tensor that
+    ``backward()`` reaches otherwise (one a loss function closes over, a tensor of the model
+    that is not a registered parameter, a leaf inside another container, an intermediate
+    that called ``retain_grad()``) keeps the ``.grad`` ``backward()`` gave it; a buffer the
+    forward pass reassigns stays reassigned; and a lazy module with nothing to initialise
+    (``nn.LazyBatchNorm1d`` with ``affine=False`` and ``track_running_stats=False``) becomes
+    its non-lazy class.
 
     Args:
         model: the model; ``model(inputs)`` gives the output.
@@ -561,7 +580,7 @@ def accumulate_step(
     Returns:
         The loss of the whole batch, ``sum(n_i * loss_i) / N``, as a Python float.
 
-    Bad input changes nothing, as in :func:`train_step` and with its one case: every
+    Bad input changes nothing, as in :func:`train_step` and with its cases: every
     micro-batch is checked before the first forward pass, and a refusal after one (a later
     micro-batch's targets against its output) puts the gradients that :func:`train_step`
     names, the buffers and the random state back as they were.
