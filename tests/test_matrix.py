@@ -599,6 +599,15 @@ def test_a_version_note_names_no_folder_of_the_machine_that_ran_it() -> None:
         a.md:3: SybilFailure
         """
     )
+    long_message = raised.replace(
+        "AttributeError: 'NoneType' object has no attribute 'device'",
+        "_pickle.UnpicklingError: Weights only load failed.\n    See the documentation.",
+    )
+    assert failure_excerpt(long_message).splitlines() == [
+        "Exception raised:",
+        "    _pickle.UnpicklingError: Weights only load failed.",
+        "    See the documentation.",
+    ]
     shown = failure_excerpt(raised)
     assert shown.splitlines() == [
         "Exception raised:",

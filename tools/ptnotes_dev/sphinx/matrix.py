@@ -365,6 +365,7 @@ class MatrixCompatibility(SphinxDirective):
 
 
 _INSTALLED = re.compile(r"(?:/[^\s\"'<>]+)?/lib/python3\.\d+/(?:site-packages/)?")
+_EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Warning|Interrupt|Exit)(?::|$)")
 _CHECKOUT = re.compile(r"(?<=<doctest )/\S*?/(?=(?:docs|src)/|README)")
 
 
@@ -378,8 +379,10 @@ def failure_excerpt(report: str, limit: int = 1200) -> str:
         text = match.group(0)
     elif raised:
         lines = [line.strip() for line in raised.group(1).splitlines() if line.strip()]
-        last = [line for line in lines if not line.endswith("SybilFailure")][-1:]
-        text = "\n    ".join(["Exception raised:", *last])
+        lines = [line for line in lines if not line.endswith("SybilFailure")]
+        starts = [i for i, line in enumerate(lines) if _EXCEPTION.match(line)]
+        shown = lines[starts[-1] :][:4] if starts else lines[-1:]  # its message may be long
+        text = "\n    ".join(["Exception raised:", *shown])
     else:
         text = report
     text = _CHECKOUT.sub("", _INSTALLED.sub("", text))
