@@ -143,3 +143,20 @@ def test_a_cross_reading_adds_to_the_first_reading(project: Path) -> None:
 def test_a_cross_reading_needs_a_first_reading(project: Path) -> None:
     with pytest.raises(ValueError, match="no earlier reading"):
         reviews.record("page.md", "second", 1, 0, 0, [], root=project, cross_read=True)
+
+
+def test_the_report_lists_each_page_and_every_refuted_sentence(project: Path) -> None:
+    path = project / "docs" / "dev" / "reviews.toml"
+    reviews.record("page.md", "reader", 3, 1, 1, [
+        {"before": "it always copies", "after": "it copies a view", "example": "page-copy"},
+    ], root=project, path=path)  # fmt: skip
+    lines = reviews.report(path).splitlines()
+    assert "| page.md | 3 | 1 | 1 | yes |" in lines
+    assert "| 1 pages | 3 | 1 | 1 | |" in lines
+    assert "- 'it always copies' → 'it copies a view' (shown by: page-copy)" in lines
+
+
+def test_the_committed_report_holds_every_recorded_refutation() -> None:
+    text = reviews.report()
+    listed = [line for line in text.splitlines() if line.startswith("- ")]
+    assert len(listed) == sum(len(r.refutation) for r in reviews.read()) > 0

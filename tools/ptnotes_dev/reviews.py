@@ -30,6 +30,7 @@ Command line (with ``tools/`` installed)::
     python -m ptnotes_dev.reviews record docs/autograd/inplace.md --reviewer NAME \\
         --checked 14 --refuted 2 --fixed 2 [--refutations FILE.toml] [--no-zh] [--cross-read]
     python -m ptnotes_dev.reviews status      # pages without a current record
+    python -m ptnotes_dev.reviews report      # Markdown: each page's counts, every refutation
 """
 
 from __future__ import annotations
@@ -311,6 +312,28 @@ def status(root: Path = ROOT, path: Path = RECORD) -> list[str]:
     return found
 
 
+def report(path: Path = RECORD) -> str:
+    """The record as Markdown: a table of the pages (sentences checked, refuted, fixed), then
+    every refuted sentence, before and after, with the example that now shows it."""
+    reviews = sorted(read(path), key=lambda r: r.page)
+    lines = ["| page | checked | refuted | fixed | zh_CN read |", "| --- | --: | --: | --: | --- |"]
+    lines += [
+        f"| {r.page} | {r.checked} | {r.refuted} | {r.fixed} | {'yes' if r.zh_read else 'no'} |"
+        for r in reviews
+    ]
+    totals = [sum(getattr(r, name) for r in reviews) for name in ("checked", "refuted", "fixed")]
+    lines.append(f"| {len(reviews)} pages | {totals[0]} | {totals[1]} | {totals[2]} | |")
+    for review in reviews:
+        if review.refutation:
+            lines += ["", f"## {review.page}", ""]
+            lines += [
+                f"- {item['before']!r} \N{RIGHTWARDS ARROW} {item['after']!r} "
+                f"(shown by: {item.get('example') or 'cut'})"
+                for item in review.refutation
+            ]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ptnotes_dev.reviews", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -326,7 +349,11 @@ def main(argv: list[str] | None = None) -> int:
         help="a further reading: add its counts and refutations to the page's record",
     )  # fmt: skip
     commands.add_parser("status", help="pages without a current record")
+    commands.add_parser("report", help="the record as Markdown: pages, then refuted sentences")
     args = parser.parse_args(argv)
+    if args.command == "report":
+        print(report(), end="")
+        return 0
     if args.command == "status":
         found = status()
         print("\n".join(found) if found else "every page has a current review record")
