@@ -83,3 +83,12 @@ def test_chinese_pdf_embeds_the_cjk_fonts(lang: str, site_dir: Path) -> None:
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert "NotoSerifCJK" in fonts or "NotoSansCJK" in fonts, fonts
+
+
+@pytest.mark.parametrize("lang", [lang for lang in LANGUAGES if lang.startswith("zh")])
+def test_chinese_pdf_numbers_its_chapters_in_chinese(lang: str, site_dir: Path) -> None:
+    pdf = site_dir / lang / "_offline" / f"ptnotes-{lang}.pdf"
+    command = ["pdftotext", "-enc", "UTF-8", str(pdf), "-"]
+    text = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    assert re.search(r"第\s*2\s*章", text)
+    assert "CHAPTER" not in text
