@@ -9,10 +9,12 @@ puts a "Download notebook" link into the page's stamp. A notebook holds:
 * the page's prose as Markdown cells, from the edition's doctree (the zh_CN notebook is
   Chinese), its code never translated;
 * each ``pycon`` block (on the API pages, each docstring's examples) as a code cell without
-  prompts or doctest directives, its verified
-  output stored as the cell's output. A block is cut after a statement whose expected output
-  is a traceback (that cell is tagged ``raises-exception``, so "Run All" goes on), and around
-  its CUDA-only statements (``%%requires_cuda``).
+  prompts or doctest directives, its verified output stored as the cell's output. A block is
+  cut after a statement whose expected output is a traceback (that cell is tagged
+  ``raises-exception``, so "Run All" goes on), and around its CUDA-only statements
+  (``%%requires_cuda``);
+* on the API pages, each function's or class's signature as a heading and its Parameters,
+  Returns and Raises as Markdown; the drills of the Practice sections are left out.
 
 Each code cell keeps what the page expects in ``metadata.ptnotes.want`` (and the doctest
 flags it was compared under), so tests/site/test_notebooks.py compares what a real kernel
