@@ -8,7 +8,9 @@ the built reveal).
 from __future__ import annotations
 
 import doctest
+import functools
 from pathlib import Path
+from typing import Any
 
 import pytest
 from babel.messages.pofile import read_po
@@ -46,9 +48,14 @@ def test_question_page_has_enough_drills(page: str) -> None:
     assert len(found) >= MINIMUM, f"{page}: {len(found)} drill(s), at least {MINIMUM} expected"
 
 
+@functools.cache
+def _matrix_data() -> dict[str, Any]:
+    return matrix.load_data(SETTINGS.root / matrix.DATA_FILE)
+
+
 def _recorded_outcomes(page: str, drill: practice.Drill, release: str) -> set[str]:
     """What the release matrix recorded for the drill's block on ``release``."""
-    data = matrix.load_data(SETTINGS.root / matrix.DATA_FILE)
+    data = _matrix_data()
     last = drill.line + len(drill.text.splitlines())
     return {
         example["results"][release]["outcome"]
