@@ -229,9 +229,9 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
     """Yield one int64 index tensor per batch, sharded across ranks like DistributedSampler.
 
     Each epoch the sample indices ``0 .. n - 1`` are taken in order (or shuffled), the
-    last ``n % num_replicas`` of them are left out (with shuffling, different ones every
-    epoch), and rank ``r`` takes every ``num_replicas``-th index starting at ``r``; its
-    share is then cut into batches.
+    last ``n % num_replicas`` of them are left out (with shuffling, the ones the epoch's
+    permutation puts last, which may be the same in two epochs), and rank ``r`` takes
+    every ``num_replicas``-th index starting at ``r``; its share is then cut into batches.
     Every rank therefore gets a disjoint share of the same size ``n // num_replicas``
     (DistributedSampler's default pads instead, repeating a few samples so that no
     sample is left out; equal sizes matter because a rank with one batch more would
@@ -242,7 +242,8 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
     drawn from a generator seeded with ``seed + epoch``, so every rank draws the same
     one. As with DistributedSampler, call :meth:`set_epoch` at the start of every
     epoch, or each epoch repeats the same order. With a ``generator`` (one replica
-    only), each pass draws a new permutation from it instead.
+    only), each pass draws a new permutation from it instead, and the epoch plays no
+    part.
 
     Args:
         data_source: the number of samples, or a sized dataset (its ``len`` is read
@@ -260,9 +261,9 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
     Raises:
         TypeError: if ``data_source`` is neither an int nor sized (a ``str`` is refused:
             its length counts characters), or an argument has the wrong type.
-        ValueError: if ``batch_size`` or ``num_replicas`` is below 1, ``rank`` is
-            outside ``[0, num_replicas)``, or a ``generator`` is combined with several
-            replicas.
+        ValueError: if ``data_source`` or ``seed`` is negative, ``batch_size`` or
+            ``num_replicas`` is below 1, ``rank`` is outside ``[0, num_replicas)``, or a
+            ``generator`` is combined with several replicas.
 
     Examples:
         >>> import torch
@@ -280,6 +281,40 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
         False
         >>> sorted(first.tolist())
         [0, 1, 2, 3, 4, 5]
+        >>> torch.equal(first, torch.randperm(6, generator=torch.Generator().manual_seed(0)))
+        True
+
+        Which samples are left out depends on the epoch's permutation: with 3 samples on
+        2 ranks, one of 3 is left out, so 4 epochs cannot all leave out different ones:
+
+        >>> def left_out(epoch):
+        ...     taken = set()
+        ...     for r in (0, 1):
+        ...         shard = BatchIndexSampler(3, 3, shuffle=True, num_replicas=2, rank=r)
+        ...         shard.set_epoch(epoch)
+        ...         taken.update(torch.cat(list(shard)).tolist())
+        ...     return frozenset(range(3)) - taken
+        >>> len({left_out(epoch) for epoch in range(4)}) < 4
+        True
+
+        DistributedSampler's default repeats sample 0 on rank 1 instead:
+
+        >>> from torch.utils.data import DistributedSampler
+        >>> [list(DistributedSampler(range(7), 2, r, shuffle=False)) for r in (0, 1)]
+        [[0, 2, 4, 6], [1, 3, 5, 0]]
+
+        With a ``generator``, each pass draws anew from it, whatever the epoch:
+
+        >>> g = torch.Generator().manual_seed(0)
+        >>> sampler = BatchIndexSampler(6, batch_size=6, shuffle=True, generator=g)
+        >>> state = g.get_state()
+        >>> first = next(iter(sampler))
+        >>> torch.equal(first, next(iter(sampler)))
+        False
+        >>> _ = g.set_state(state)
+        >>> sampler.set_epoch(5)
+        >>> torch.equal(first, next(iter(sampler)))
+        True
     """
 
     def __init__(
@@ -324,7 +359,7 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
         return self.num_samples // self.num_replicas
 
     def set_epoch(self, epoch: int) -> None:
-        """Set the epoch, which together with ``seed`` selects the shuffle.
+        """Set the epoch, which with ``seed`` selects the shuffle when ``generator`` is None.
 
         Args:
             epoch: the epoch about to start, the same on every rank.
@@ -436,7 +471,8 @@ def batched_loader(
         num_replicas: the number of processes sharing the data (the world size).
         rank: this process's rank.
         seed: the base seed of the shuffle when ``generator`` is ``None``.
-        pin_memory: copy batches into pinned memory (for faster host-to-GPU copies).
+        pin_memory: copy batches into pinned memory (for faster host-to-GPU copies);
+            without an accelerator, the DataLoader warns and pins nothing.
         timeout: seconds to wait for a batch from a worker; ``0`` waits forever.
 
     Returns:
@@ -462,8 +498,20 @@ def batched_loader(
         [0.0, 1.0, 2.0, 3.0] [0, 1, 0, 1]
         [4.0, 5.0, 6.0, 7.0] [0, 1, 0, 1]
         [8.0, 9.0] [0, 1]
-        >>> len(loader), loader.batch_size is None
-        (3, True)
+        >>> len(loader), loader.batch_size is None, type(loader.sampler).__name__
+        (3, True, 'BatchIndexSampler')
+
+        Workers return whole batches; ``pin_memory`` pins only where there is an
+        accelerator:
+
+        >>> [x.tolist() for x, _ in batched_loader(dataset, batch_size=4, num_workers=2)]
+        [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0]]
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")  # "... no accelerator is found ..."
+        ...     x, _ = next(iter(batched_loader(dataset, batch_size=4, pin_memory=True)))
+        >>> x.is_pinned() == torch.cuda.is_available()
+        True
     """
     me = batched_loader
     if not isinstance(dataset, Dataset) or isinstance(dataset, IterableDataset):
@@ -512,7 +560,7 @@ def batched_loader(
 
 
 class ShardedIterableDataset(IterableDataset[T]):
-    """An iterable dataset that hands each sample to exactly one DataLoader worker.
+    """An iterable dataset that hands each sample of its rank's share to exactly one worker.
 
     A DataLoader with ``num_workers=k`` copies an iterable dataset into each of its
     ``k`` worker processes and calls ``iter()`` on every copy, so a dataset whose
@@ -546,9 +594,24 @@ class ShardedIterableDataset(IterableDataset[T]):
         >>> dataset = ShardedIterableDataset(list(range(7)), num_replicas=2, rank=1)
         >>> list(dataset), len(dataset)
         ([1, 3, 5], 3)
+        >>> list(ShardedIterableDataset(list(range(7)), num_replicas=2, rank=0))  # 6: no rank
+        [0, 2, 4]
 
         In a DataLoader's worker ``w`` of ``k``, it keeps every ``k``-th of those
         samples, starting at ``w``; in the main process (no worker) it keeps them all.
+        Two workers yield each sample once, and each builds its own batches: two of 3
+        where one process would give 4 and 2. A naive iterable dataset comes twice:
+
+        >>> import torch
+        >>> from torch.utils.data import DataLoader, IterableDataset
+        >>> sharded = ShardedIterableDataset(list(range(6)))
+        >>> [b.tolist() for b in DataLoader(sharded, batch_size=4, num_workers=2)]
+        [[0, 2, 4], [1, 3, 5]]
+        >>> class Naive(IterableDataset):
+        ...     def __iter__(self):
+        ...         return iter(range(3))
+        >>> sorted(DataLoader(Naive(), batch_size=None, num_workers=2))
+        [0, 0, 1, 1, 2, 2]
     """
 
     @overload
