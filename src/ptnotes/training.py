@@ -413,8 +413,7 @@ def train_step(
     :func:`torch.nn.utils.clip_grad_norm_` (after ``backward``, which makes the
     gradients, and before ``step``, which uses them), then ``optimizer.step()``.
 
-    The model's mode is left as it is: call ``model.train()`` first. ``loss.item()``
-    waits for the device to finish the step (a synchronisation point on a GPU).
+    The model's mode is left as it is: call ``model.train()`` first.
 
     Bad input changes nothing, but for the cases at the end of this paragraph. The
     arguments, the inputs' device (of inputs that are one tensor: a dict or a tuple of
@@ -459,7 +458,9 @@ def train_step(
         loss_fn: ``loss_fn(output, targets)`` gives a scalar tensor.
         optimizer: an optimizer over the model's parameters.
         max_grad_norm: if given, rescale the gradients so that their total 2-norm,
-            over all the model's parameters together, is at most this value.
+            over all the model's parameters together, is at most this value, when that
+            norm is finite: a non-finite one is not refused, and clipping turns an
+            infinite gradient into NaN, which the step writes into the parameter.
 
     Returns:
         The loss before the step, as a Python float.
@@ -517,6 +518,18 @@ def train_step(
         >>> round(torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads])).item(), 4)
         0.5
 
+        An infinite gradient is clipped to NaN, not refused, and the step applies it:
+
+        >>> big = nn.Linear(1, 1, bias=False)
+        >>> with torch.no_grad():
+        ...     _ = big.weight.fill_(1.0)
+        >>> huge = (torch.tensor([[1e38]]), torch.tensor([[0.0]]))
+        >>> sgd_big = torch.optim.SGD(big.parameters(), lr=0.1)
+        >>> train_step(big, huge, nn.MSELoss(), sgd_big, max_grad_norm=1.0)
+        inf
+        >>> big.weight.isnan().item()
+        True
+
         A class index out of range is torch's :class:`IndexError`, re-raised naming the
         batch; a list of targets is refused before the forward pass:
 
@@ -531,6 +544,20 @@ def train_step(
         Traceback (most recent call last):
           ...
         TypeError: train_step() expects targets to be a tensor for CrossEntropyLoss ...
+
+        The model's other errors are torch's own: a list of inputs, an index out of
+        range for an embedding:
+
+        >>> train_step(classifier, ([[1.0]], torch.tensor([0])), nn.CrossEntropyLoss(), sgd)
+        Traceback (most recent call last):
+          ...
+        TypeError: linear(): argument 'input' ... must be Tensor, not list
+        >>> table = nn.Embedding(3, 2)
+        >>> lookup = torch.optim.SGD(table.parameters(), lr=0.1)
+        >>> train_step(table, (torch.tensor([5]), torch.zeros(1, 2)), nn.MSELoss(), lookup)
+        Traceback (most recent call last):
+          ...
+        IndexError: index out of range in self
     """
     norm = _common(train_step, model, loss_fn, optimizer, max_grad_norm)
     inputs, targets = _split(train_step, batch, "batch")
@@ -556,29 +583,35 @@ def accumulate_step(
 
     Gradients accumulate in ``.grad`` across ``backward()`` calls, so calling
     ``backward()`` once per micro-batch and ``step()`` once sums their gradients. For
-    a mean-reduced loss the big batch's loss is the *weighted* mean
-    ``sum(n_i * loss_i) / N`` of the micro-batch losses (``n_i`` samples each,
-    ``N`` in total), so each micro-batch loss is scaled by its share ``n_i / N``
-    before ``backward()``. Dividing by the number of micro-batches instead is right
+    a loss that is the plain mean over the samples the big batch's loss is the
+    *weighted* mean ``sum(n_i * loss_i) / N`` of the micro-batch losses (``n_i``
+    samples each, ``N`` in total), so each micro-batch loss is scaled by its share
+    ``n_i / N`` before ``backward()``. Dividing by the number of micro-batches instead is right
     only when they all have the same size.
 
     The result equals one step on the concatenated batch (up to floating-point
     rounding) when the loss is a mean over samples and the forward pass treats
     samples independently: batch normalisation in training mode does not (it
     normalises each micro-batch with its own statistics). The shares are made for a
-    mean-reduced loss: with ``reduction="sum"`` they would scale the sum down.
+    plain mean over the samples: with ``reduction="sum"`` they would scale the sum down,
+    and a :class:`~torch.nn.CrossEntropyLoss` with ``weight=``, or with targets equal to
+    its ``ignore_index``, divides by the weights of the targets it counts rather than by
+    their number, so its step and its loss differ from the whole batch's.
 
     Args:
         model: the model; ``model(inputs)`` gives the output.
         micro_batches: a non-empty sequence of ``(inputs, targets)`` pairs; ``inputs``
             are tensors whose dimension 0 counts the samples.
-        loss_fn: ``loss_fn(output, targets)`` gives a scalar, mean-reduced tensor.
+        loss_fn: ``loss_fn(output, targets)`` gives a scalar tensor, the mean over
+            the samples.
         optimizer: an optimizer over the model's parameters.
         max_grad_norm: if given, clip the total gradient norm (of the accumulated
-            gradients) to this value before the step.
+            gradients) to this value before the step, as :func:`train_step` does (a
+            non-finite norm included).
 
     Returns:
-        The loss of the whole batch, ``sum(n_i * loss_i) / N``, as a Python float.
+        ``sum(n_i * loss_i) / N`` as a Python float, which is the loss of the whole
+        batch for a loss that is the plain mean over the samples.
 
     Bad input changes nothing, as in :func:`train_step` and with its cases: every
     micro-batch is checked before the first forward pass, and a refusal after one (a later
@@ -638,6 +671,31 @@ def accumulate_step(
         >>> from ptnotes.training import train_step
         >>> steps(), steps(nn.BatchNorm1d(2))
         (True, False)
+
+        A cross-entropy with class weights, or with an ignored target, is not a plain
+        mean over the samples: the step and the loss both differ from the whole batch's:
+
+        >>> def same(loss_fn, y):
+        ...     x = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, -1.0]])
+        ...     weights, losses = [], []
+        ...     for accumulate in (False, True):
+        ...         _ = torch.manual_seed(1)
+        ...         net = nn.Linear(2, 3)
+        ...         sgd = torch.optim.SGD(net.parameters(), lr=0.1)
+        ...         if accumulate:
+        ...             parts = [(x[:2], y[:2]), (x[2:], y[2:])]
+        ...             losses.append(accumulate_step(net, parts, loss_fn, sgd))
+        ...         else:
+        ...             losses.append(train_step(net, (x, y), loss_fn, sgd))
+        ...         weights.append(net.weight.detach())
+        ...     return torch.allclose(*weights), abs(losses[0] - losses[1]) < 1e-6
+        >>> y = torch.tensor([0, 0, 1, 2])
+        >>> same(nn.CrossEntropyLoss(), y)
+        (True, True)
+        >>> same(nn.CrossEntropyLoss(weight=torch.tensor([1.0, 5.0, 5.0])), y)
+        (False, False)
+        >>> same(nn.CrossEntropyLoss(), torch.tensor([0, -100, 1, 2]))
+        (False, False)
     """
     me = accumulate_step
     norm = _common(me, model, loss_fn, optimizer, max_grad_norm)
