@@ -190,8 +190,9 @@ def seed_worker(worker_id: int) -> list[str]:
 
     The generators reseeded are the :class:`random.Random` (not
     :class:`random.SystemRandom`, which cannot be seeded), ``numpy.random.Generator``,
-    ``numpy.random.RandomState`` and :class:`torch.Generator` objects held in an attribute
-    of the worker's dataset, directly or in a list or tuple, and in the same way in the
+    ``numpy.random.RandomState`` and :class:`torch.Generator` objects held in an instance
+    attribute (one in the object's ``__dict__``) of the worker's dataset, directly or in
+    a list or tuple (not in a list nested in another), and in the same way in the
     datasets it holds (a ``Subset``'s ``dataset``, a ``ConcatDataset``'s ``datasets``).
     Each is reseeded in place, in attribute order, from a
     :class:`numpy.random.SeedSequence` of the worker's seed spawned once per generator:
@@ -201,7 +202,8 @@ def seed_worker(worker_id: int) -> list[str]:
     ``persistent_workers=True`` the workers, started once, go on with theirs.
 
     A generator held in any other way, in a dict (a ``StackDataset`` of keyword
-    datasets) or inside an object that is not a dataset (a transform), is not found:
+    datasets), in a ``__slots__`` slot, in a nested list, or inside an object that is
+    not a dataset (a transform), is not found:
     reseed it in a ``worker_init_fn`` of your own, from ``get_worker_info().seed``.
 
     Args:
@@ -229,6 +231,39 @@ def seed_worker(worker_id: int) -> list[str]:
         Traceback (most recent call last):
           ...
         ValueError: seed_worker() expects worker_id to be the id of the DataLoader worker ...
+
+        Whether two workers' first draws from a generator the dataset holds are alike:
+        one in the dataset's ``__dict__`` is reseeded, one in a ``__slots__`` slot or in a
+        nested list is not:
+
+        >>> import numpy as np
+        >>> from torch.utils.data import Dataset
+        >>> from ptnotes.reproducibility import seeded_generator
+        >>> class Draws(Dataset):
+        ...     def __init__(self):
+        ...         self.rng = np.random.default_rng(0)
+        ...     def __len__(self):
+        ...         return 2
+        ...     def __getitem__(self, i):
+        ...         return float(self.rng.random())
+        >>> class SlotDraws(Draws):
+        ...     __slots__ = ("rng",)
+        >>> class NestedDraws(Draws):
+        ...     def __init__(self):
+        ...         self.rngs = [[np.random.default_rng(0)]]
+        ...     def __getitem__(self, i):
+        ...         return float(self.rngs[0][0].random())
+        >>> def workers_draw_alike(dataset):
+        ...     generator = seeded_generator(0)
+        ...     loader = DataLoader(
+        ...         dataset, num_workers=2, worker_init_fn=seed_worker, generator=generator
+        ...     )
+        ...     first, second = (float(batch) for batch in loader)
+        ...     return first == second
+        >>> workers_draw_alike(Draws()), workers_draw_alike(SlotDraws())
+        (False, True)
+        >>> workers_draw_alike(NestedDraws())
+        True
     """
     me = seed_worker
     worker = check_int(me, "worker_id", worker_id, minimum=0)
