@@ -1,8 +1,10 @@
 """Argument checks for every public ptnotes function: one order, one message style.
 
 Each check takes ``(caller, name, value)`` (the public function or class being called,
-the argument's name, the value received), then keyword-only constraints, and returns
-the value (converted where it says so) or raises with one message style::
+the argument's name, the value received), then its constraints (keyword-only, except
+the ``types`` of :func:`check_type`, the ``choices`` of :func:`check_choice` and the
+``optimizer`` of :func:`check_optimizer_options`), and returns the value (converted where
+it says so) or raises with one message style::
 
     <caller>() expects <name> to be <what was expected>, got <what was received>
 
@@ -13,11 +15,13 @@ from the code (a class gives ``SmallCNN()``, a method ``BatchIndexSampler.set_ep
 Rules the checks enforce everywhere: a flag is a :class:`bool` (``"False"`` and
 ``0`` are refused, not read as truthy or falsy); a number is an ``int`` or ``float``
 (not a ``bool``) and is never NaN; integer seeds are checked when they are
-given, not when they are first used. NumPy scalars count as what they are
-(``numpy.bool_`` as a bool, ``numpy.int64`` as an int, ``numpy.float32`` as a float), and
-:func:`check_bool`, :func:`check_int` and :func:`check_number` return them as the Python
+given, not when they are first used. In :func:`check_bool`, :func:`check_int` and
+:func:`check_number`, NumPy scalars count as what they are (``numpy.bool_`` as a bool,
+``numpy.int64`` as an int, ``numpy.float32`` as a float) and are returned as the Python
 value, so ``shuffle=np.mean(x) > 0`` works (:func:`check_optimizer_options` returns the
-options as given). An integer must fit in ``int64`` (what torch stores it in), a number
+options as given); :func:`check_type` and :func:`check_choice` go by the Python type, so
+they refuse a ``numpy.bool_`` where a ``bool`` is asked for and a ``numpy.int64`` among
+``int`` choices. An integer must fit in ``int64`` (what torch stores it in), a number
 in a ``float``.
 """
 
@@ -169,6 +173,12 @@ def check_type(
         Traceback (most recent call last):
           ...
         TypeError: freeze() expects module to be a torch.nn.Module, got str 'fc'
+        >>> import numpy as np
+        >>> def loader(shuffle): ...
+        >>> check_type(loader, "shuffle", np.bool_(True), bool)
+        Traceback (most recent call last):
+          ...
+        TypeError: loader() expects shuffle to be a bool, got numpy.bool... True
     """
     if isinstance(value, types):
         return value
@@ -192,6 +202,13 @@ def check_bool(caller: Callable[..., Any], name: str, value: object) -> bool:
         Traceback (most recent call last):
           ...
         TypeError: loader() expects shuffle to be a bool (True or False), got str 'False'
+        >>> check_bool(loader, "shuffle", 0)
+        Traceback (most recent call last):
+          ...
+        TypeError: loader() expects shuffle to be a bool (True or False), got int 0
+        >>> import numpy as np
+        >>> type(check_bool(loader, "shuffle", np.float64(0.5) > 0))
+        <class 'bool'>
     """
     if isinstance(value, bool):
         return value
@@ -226,6 +243,13 @@ def check_int(
         Traceback (most recent call last):
           ...
         TypeError: sampler() expects batch_size to be an int, got float 4.0
+        >>> import numpy as np
+        >>> type(check_int(sampler, "batch_size", np.int64(4)))
+        <class 'int'>
+        >>> check_int(sampler, "batch_size", 2**63, minimum=1)
+        Traceback (most recent call last):
+          ...
+        ValueError: sampler() expects batch_size to be an int in [1, ...] (int64), got int 92233...
     """
     if isinstance(value, np.integer):
         value = int(value)
@@ -280,6 +304,17 @@ def check_number(
         Traceback (most recent call last):
           ...
         ValueError: clamp_() expects min to be a number, not NaN, got float nan
+        >>> import numpy as np
+        >>> type(check_number(clamp_, "min", np.float32(0.5)))
+        <class 'float'>
+        >>> check_number(clamp_, "min", np.bool_(True))
+        Traceback (most recent call last):
+          ...
+        TypeError: clamp_() expects min to be an int or float, got numpy.bool... True
+        >>> check_number(clamp_, "min", 10**400)
+        Traceback (most recent call last):
+          ...
+        ValueError: clamp_() expects min to be a number within the range of a float, got int ...
     """
     if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
         raise _fail(TypeError, caller, name, "an int or float", value)
@@ -312,6 +347,19 @@ def check_seed(caller: Callable[..., Any], name: str, value: object) -> int:
         Traceback (most recent call last):
           ...
         ValueError: sampler() expects seed to be an int in [0, 9223372036854775807], got int ...
+
+        A seed plus an epoch, each at most ``MAX_SEED``, still seeds a generator; a
+        method's check names the method, and runs when the value is given:
+
+        >>> import torch
+        >>> from ptnotes.validation import MAX_SEED
+        >>> torch.Generator().manual_seed(MAX_SEED + MAX_SEED).initial_seed() == 2**64 - 2
+        True
+        >>> from ptnotes.data import BatchIndexSampler
+        >>> BatchIndexSampler(4, 2).set_epoch(-1)
+        Traceback (most recent call last):
+          ...
+        ValueError: BatchIndexSampler.set_epoch() expects epoch to be an int in [0, ...], got int -1
     """
     return check_int(caller, name, value, minimum=0, maximum=MAX_SEED)
 
@@ -342,6 +390,15 @@ def check_choice(caller: Callable[..., Any], name: str, value: object, choices: 
         Traceback (most recent call last):
           ...
         ValueError: sequential_from() expects style to be one of 'positional', ..., got str 'dict'
+
+        The type is Python's, so a NumPy integer is not one of ``int`` choices:
+
+        >>> import numpy as np
+        >>> def conv(groups): ...
+        >>> check_choice(conv, "groups", np.int64(1), (1, 2))
+        Traceback (most recent call last):
+          ...
+        TypeError: conv() expects groups to be one of 1, 2, got numpy.int64 1
     """
     options = ", ".join(repr(c) for c in choices)
     kinds = tuple({type(c) for c in choices})
@@ -433,8 +490,9 @@ def check_optimizer_options(
     A key must be a keyword of the optimizer's constructor (with ``optimizer=None``, of
     any optimizer in :mod:`torch.optim`), so that a typo such as ``"lrr"`` fails here:
     an optimizer keeps an unknown key in its parameter group and never reads it, so
-    ``optimizer.step()`` would run with the default instead, without an error. A value
-    must have the type of that keyword's default: a finite number where the default is
+    ``optimizer.step()`` would run with the default instead, without an error. Where
+    that keyword's default is not ``None`` (or it is ``foreach`` or ``fused``, flags
+    when given), a value must have the type of the default: a finite number where the default is
     a number (a one-element tensor too for ``lr``), a ``bool`` for a flag, a tuple or list
     of finite numbers of the same length for ``betas``-like options; and the optimizer's
     constructor must accept it alone (its range checks: a negative ``lr``, say). Each
@@ -471,6 +529,21 @@ def check_optimizer_options(
         Traceback (most recent call last):
           ...
         ValueError: Nesterov momentum requires a momentum and zero dampening
+
+        ``line_search_fn``, whose default is ``None``, takes any value the constructor
+        keeps (this one LBFGS refuses only in ``step``), and ``"params"`` is refused:
+
+        >>> check_optimizer_options(param_groups, "o", {"line_search_fn": 5}, torch.optim.LBFGS)
+        {'line_search_fn': 5}
+        >>> lbfgs = torch.optim.LBFGS([p], line_search_fn=5)
+        >>> lbfgs.step(lambda: (p**2).sum())
+        Traceback (most recent call last):
+          ...
+        RuntimeError: only 'strong_wolfe' is supported
+        >>> check_optimizer_options(param_groups, "o", {"params": [p]}, torch.optim.SGD)
+        Traceback (most recent call last):
+          ...
+        ValueError: param_groups() expects o to be optimizer options without 'params' ...
     """
     if not isinstance(value, Mapping):
         raise _fail(TypeError, caller, name, "a mapping such as {'lr': 0.01}", value)
