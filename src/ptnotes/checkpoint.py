@@ -303,7 +303,8 @@ def save_checkpoint(
     such as the epoch or ``torch.get_rng_state()``; its values must be of types that
     ``weights_only=True`` loads (tensors, numbers, strings, bytes, ``None``, lists, tuples,
     sets and dicts of them, and torch's ``dtype``, ``device`` and ``Size``: not NumPy values,
-    ``datetime``, ``range`` or other objects). For a model wrapped in
+    ``datetime``, ``range`` or objects of a class of one's own, a
+    :func:`~collections.namedtuple` included, although it is a tuple). For a model wrapped in
     ``DistributedDataParallel`` pass ``ddp.module``.
 
     The save is all-or-nothing, as a database writes: the payload is first serialised in
@@ -351,6 +352,21 @@ def save_checkpoint(
         TypeError: save_checkpoint() expects loss to be a value that torch.load(...) can read ...
         >>> torch.load(path, weights_only=True)["extra"]["epoch"], os.listdir(folder.name)
         (3, ['ckpt.pt'])
+
+        A named tuple is a tuple, but of a class of one's own, which ``weights_only=True``
+        does not load:
+
+        >>> from collections import namedtuple
+        >>> Position = namedtuple("Position", "epoch batch")
+        >>> isinstance(Position(4, 0), tuple)
+        True
+        >>> save_checkpoint(path, model, optimizer, position=Position(4, 0))
+        Traceback (most recent call last):
+          ...
+        TypeError: save_checkpoint() expects position ... got ...Position at position, which ...
+        >>> save_checkpoint(path, model, optimizer, position=tuple(Position(4, 0)))
+        >>> torch.load(path, weights_only=True)["extra"]
+        {'position': (4, 0)}
         >>> folder.cleanup()
     """
     me = save_checkpoint
@@ -672,11 +688,20 @@ def load_checkpoint(
     The file is read with ``torch.load(path, map_location=map_location, weights_only=True)``:
     tensors and plain containers only, so a file from an untrusted source cannot run code
     while it loads. Each object then gets its state through ``load_state_dict``, which copies
-    the tensors onto the device of the object's own parameters. Pass the objects built
+    the tensors onto the device of the object's own parameters, but for an optimizer's
+    ``step`` counts: they stay where ``map_location`` put them (the CPU by default) unless
+    the optimizer is ``capturable`` or ``fused``. Pass the objects built
     exactly as in the saved run (the file's optimizer options, ``lr`` and ``momentum`` among
     them, replace the ones the optimizer was built with); training then continues as if it
     had never stopped, provided the RNG state saved in ``extra`` is put back too where the
     run draws random numbers (dropout, shuffling): see the last example.
+
+    .. torch-source:: torch/optim/optimizer.py
+       :function: Optimizer._process_value_according_to_param_policy
+
+       ``Optimizer.load_state_dict`` moves each state tensor to its parameter's device (a
+       floating point one to its dtype too), except the ``step`` entry, which it returns
+       unchanged unless the parameter's group has ``capturable`` or ``fused`` set.
 
     The load is all-or-nothing. Everything is checked before the first tensor is copied:
     the model's keys, shapes and dtypes; the optimizer's and scheduler's classes (recorded in
