@@ -132,7 +132,7 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
     Raises:
         TypeError: if ``module`` is not a :class:`torch.nn.Module`, ``pattern`` is
             neither ``None``, a ``str`` nor a callable, or a predicate returns something
-            other than a ``bool``.
+            other than a ``bool`` (a ``numpy.bool_`` counts as one; a tensor does not).
         ValueError: if a pattern or predicate selects no parameter (the message
             lists some real names), or the pattern is empty.
 
@@ -151,9 +151,19 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         >>> freeze(model, "features.*")  # matches, but all already frozen
         []
 
+        A predicate must return a ``bool``; a NumPy one is taken, a tensor is not:
+
+        >>> import numpy as np
+        >>> import torch
+        >>> freeze(model, lambda name, p: np.bool_(name == "fc.bias"))
+        ['fc.bias']
+        >>> freeze(model, lambda name, p: torch.tensor(True))
+        Traceback (most recent call last):
+          ...
+        TypeError: freeze() expects pattern(name, parameter) to be a bool (True or False), ...
+
         Buffers go on changing; a gradient from before the freeze still moves a parameter:
 
-        >>> import torch
         >>> from torch import nn
         >>> net = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
         >>> sgd = torch.optim.SGD(net.parameters(), lr=0.1)
@@ -186,7 +196,7 @@ def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
     Raises:
         TypeError: if ``module`` is not a :class:`torch.nn.Module`, ``pattern`` is
             neither ``None``, a ``str`` nor a callable, or a predicate returns something
-            other than a ``bool``.
+            other than a ``bool`` (a ``numpy.bool_`` counts as one; a tensor does not).
         ValueError: if a pattern or predicate selects no parameter, the pattern is
             empty, or it selects a parameter that cannot require grad (an integer one).
             Nothing is unfrozen then: the selection is checked before the first change.
@@ -228,8 +238,9 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
         ValueError: if ``model`` has no attribute ``attr``; ``attr`` names a module the
             class computes rather than a registered child (a ``property``: assigning
             would add an unused child an optimizer would still train, while the model
-            keeps using the old head); or ``new_head`` contains the model (the model
-            given as its own head).
+            keeps using the old head); or ``new_head`` contains the module it would be
+            put in: the model given as its own head, or, for a dotted ``attr``, the
+            parent submodule given as its own child.
 
     Examples:
         >>> from torch import nn
@@ -240,6 +251,14 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
         Linear(in_features=16, out_features=10, bias=True)
         >>> model.fc
         Linear(in_features=16, out_features=3, bias=True)
+
+        A module cannot be put inside itself, the model's or a nested parent's:
+
+        >>> seq = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.Linear(2, 2), nn.ReLU()))
+        >>> replace_head(seq, "1.0", seq[1])
+        Traceback (most recent call last):
+          ...
+        ValueError: replace_head() expects new_head to be a module that does not contain ...
     """
     me = replace_head
     model = check_type(me, "model", model, nn.Module)
@@ -299,9 +318,10 @@ def param_groups(
 
     Options are checked here, where a mistake is made, rather than at
     ``optimizer.step()``: each key must be an option of ``optimizer`` (or, when it is
-    not given, of some :mod:`torch.optim` optimizer) and each value must have the type
-    of that option's default (see
-    :func:`ptnotes.validation.check_optimizer_options`).
+    not given, of some :mod:`torch.optim` optimizer) and each value must be of a kind
+    that option takes: a number (``int`` or ``float``) where the default is a number,
+    a one-element tensor too for ``lr``, a ``bool`` for a flag, a tuple or a list for
+    ``betas`` (see :func:`ptnotes.validation.check_optimizer_options`).
 
     Ambiguity is an error rather than a silent choice: a parameter matched by two
     patterns, a pattern that matches nothing (often a typo), or a frozen parameter
@@ -348,6 +368,17 @@ def param_groups(
         Traceback (most recent call last):
           ...
         ValueError: param_groups() expects groups['fc.*'] to be options of ... got unknown key 'lrr'
+
+        A value need not have its default's exact type: an ``int`` ``lr`` and a list of
+        ``betas`` are taken, a ``bool`` ``lr`` is not:
+
+        >>> options = {"lr": 1, "betas": [0.9, 0.99]}
+        >>> param_groups(model, {"fc.*": options}, optimizer=torch.optim.Adam)[0]["betas"]
+        [0.9, 0.99]
+        >>> param_groups(model, {"fc.*": {"lr": True}})
+        Traceback (most recent call last):
+          ...
+        TypeError: param_groups() expects groups['fc.*']['lr'] to be an int or float, got bool True
 
         A frozen parameter no pattern names is left out; one a pattern names is refused:
 
