@@ -325,9 +325,9 @@ class ClampInPlace(torch.autograd.Function):
     elsewhere; because ``x`` is overwritten, that mask is computed before the clamp
     and saved.
 
-    Autograd refuses a leaf tensor that requires grad, and a view of one, but unlike
-    torch's own in-place ops it does so only after :meth:`forward` has run: the data
-    are already clamped when the :class:`RuntimeError` comes. Call it through
+    With grad mode on, autograd refuses a leaf tensor that requires grad, and a view of
+    one, but unlike torch's own in-place ops it does so only after :meth:`forward` has
+    run: the data are already clamped when the :class:`RuntimeError` comes. Call it through
     :func:`clamp_`, which refuses a leaf before touching it.
 
     Examples:
@@ -392,7 +392,8 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         max: the upper bound, at least ``min``.
 
     Returns:
-        ``x`` itself, clamped, with its autograd history extended by the clamp.
+        ``x`` itself, clamped; with grad mode on, its autograd history is extended by
+        the clamp.
 
     Raises:
         TypeError: if ``x`` is not a floating point :class:`torch.Tensor`, or a bound
