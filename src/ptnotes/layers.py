@@ -35,9 +35,12 @@ class Linear(nn.Module):
         dtype: floating dtype of the parameters; ``None`` means the default dtype.
 
     Raises:
-        TypeError: if ``in_features`` or ``out_features`` is not an ``int``, ``bias``
-            is not a ``bool``, ``device`` is not a :class:`torch.device`, ``str`` or
-            ``int``, or ``dtype`` is not a :class:`torch.dtype`.
+        TypeError: if ``in_features`` or ``out_features`` is not an ``int`` (a NumPy
+            integer counts as one, a ``bool`` does not, as in
+            :func:`ptnotes.validation.check_int`), ``bias`` is not a ``bool`` (a
+            ``numpy.bool_`` counts as one), ``device`` is not a :class:`torch.device`,
+            ``str`` or Python ``int`` (a NumPy integer and a ``bool`` are refused), or
+            ``dtype`` is not a :class:`torch.dtype`.
         ValueError: if ``in_features`` or ``out_features`` is below 1, ``device``
             names no device type (``"gpu"``), or ``dtype`` is not a floating point dtype.
 
@@ -132,9 +135,9 @@ class ConvBNReLU(nn.Sequential):
     The convolution has no bias because the batch norm right after it would cancel it:
     in training mode :class:`torch.nn.BatchNorm2d` subtracts the per-channel mean of the
     batch, and a per-channel constant added by the convolution shifts that mean by
-    exactly the same constant. The bias would cost parameters and compute and, while the
-    batch norm is in training mode, learn nothing (its gradient is zero up to rounding);
-    the batch norm's own ``bias`` (its shift ``beta``) plays its role. In eval mode the
+    exactly the same constant. The bias would cost parameters and compute, and while the
+    batch norm is in training mode its gradient is zero only up to rounding (the example
+    below); the batch norm's own ``bias`` (its shift ``beta``) plays its role. In eval mode the
     batch norm uses its fixed running statistics and cancels nothing: a bias there would
     get a gradient (a fine-tune with the batch norms in eval mode would train it).
 
@@ -156,7 +159,8 @@ class ConvBNReLU(nn.Sequential):
             stride 1.
 
     Raises:
-        TypeError: if an argument is not an ``int`` (``padding`` may also be ``None``).
+        TypeError: if an argument is not an ``int`` (a NumPy integer counts as one, a
+            ``bool`` does not; ``padding`` may also be ``None``).
         ValueError: if a size or the stride is below 1, or ``padding`` is negative.
 
     Examples:
