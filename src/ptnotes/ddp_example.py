@@ -4,12 +4,14 @@ Run it on two processes with::
 
     torchrun --standalone --nproc-per-node 2 -m ptnotes.ddp_example
 
-(``--standalone`` picks a free port; without it ``torchrun`` uses port 29500.) Each
+(``--standalone`` picks a free port, and so does a one-node run given no
+``--master-port``; pass ``--master-port`` to choose the port.) Each
 process trains a copy of a tiny linear model on its own share of a synthetic dataset
 (:class:`~torch.utils.data.DistributedSampler`), and ``DistributedDataParallel``
 averages the gradients during ``backward()``. Rank 0 prints one line: the loss,
-whether every rank holds the same gradients, and whether they equal the gradients of
-one process on the whole dataset.
+whether every rank holds the same gradients, and whether they match the gradients of
+one process on the whole dataset (:func:`torch.allclose`: in float64 they differ in
+the last bits).
 
 The step itself is :func:`ptnotes.training.train_step`; :func:`ddp_step` only sets it up,
 and runs under :func:`ptnotes.distributed.run_parallel` too::
@@ -203,8 +205,9 @@ def main() -> int:
 
     Joins the process group described by ``torchrun``'s environment variables (gloo),
     runs :func:`ddp_step`, and on rank 0 prints the result: this is a script, and
-    its output is the point. Exits with 1 if the gradients differ across ranks or from
-    the single-process reference.
+    its output is the point. Exits with 1 if the gradients differ across ranks (compared
+    exactly) or differ from the single-process reference beyond the tolerance of
+    :func:`torch.allclose`.
     """
     dist.init_process_group("gloo")
     try:

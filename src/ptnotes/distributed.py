@@ -68,7 +68,8 @@ def find_free_port(host: str = "127.0.0.1") -> int:
 
     Raises:
         TypeError: if ``host`` is not a str.
-        ValueError: if ``host`` is not a name or address of this machine.
+        ValueError: if ``host`` is not a name or IPv4 address of this machine (an IPv6
+            address, even ``"::1"``, is refused too).
 
     Examples:
         >>> from ptnotes.distributed import find_free_port
@@ -104,15 +105,22 @@ def run_parallel(
     the loopback interface, at a port the system picks), and the backends' own
     connections are kept on the loopback interface too (``GLOO_SOCKET_IFNAME`` and
     ``NCCL_SOCKET_IFNAME``): nothing listens on, or talks to, the network. The workers
-    see the environment variables ``torchrun`` sets (``RANK``, ``LOCAL_RANK``,
-    ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``).
+    see six of the environment variables ``torchrun`` sets, the ones a training script
+    reads (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``,
+    ``MASTER_ADDR``, ``MASTER_PORT``); its others (``GROUP_RANK``, ``ROLE_RANK``,
+    ``TORCHELASTIC_RUN_ID``, ...) are not set.
 
     Workers are started with the *forkserver* start method where the platform has it
     (Linux, macOS), with ``torch`` preloaded in the server: each worker is forked from a
-    process that has already imported torch, so starting one costs a fraction of a
-    second instead of a full ``import torch`` (seconds). Like *spawn*, and unlike
-    *fork*, nothing of the caller's state (threads, CUDA context) is inherited.
-    Elsewhere the *spawn* method is used.
+    process that has already imported torch, so once the first call has started the
+    server (which imports torch: seconds), starting a worker costs a fraction of a
+    second instead of a full ``import torch``. Unlike *fork*, the caller's threads and
+    CUDA context are not inherited; unlike *spawn*, neither are environment variables
+    the caller sets after the first call: the workers get the environment the server
+    started with (plus the variables above), though they do start in the caller's
+    current directory. Elsewhere *spawn* would be used, but the process-group handling
+    below needs :func:`os.setpgid` and :func:`os.killpg`, which only Unix has:
+    on Windows ``run_parallel`` does not work.
 
     Nothing hangs: as soon as one worker fails, the others are terminated and
     :class:`WorkerError` is raised (it does not wait for the survivors to time out in a
@@ -122,8 +130,8 @@ def run_parallel(
     whole group is killed when the worker is done, so processes a worker started do
     not outlive the call (except one that left the group on purpose, with
     ``setsid``). Workers are stopped all at once (SIGTERM, then SIGKILL after a grace
-    of 2 s shared by all), so a hung call returns after about ``timeout + 2`` seconds
-    whatever ``world_size`` is.
+    of 2 s shared by all), so a hung call returns at most about 2 s after ``timeout``,
+    whatever ``world_size`` is (right after it when SIGTERM stops the workers).
 
     Args:
         fn: a function importable by name (defined at the top level of a module, not a
@@ -135,8 +143,8 @@ def run_parallel(
         *args: extra positional arguments for ``fn``, picklable.
         backend: the :mod:`torch.distributed` backend: ``"gloo"`` (CPU) or, with one
             GPU per process, ``"nccl"``.
-        timeout: seconds, greater than 0, for the whole call (process start-up
-            included) and for each collective.
+        timeout: seconds, greater than 0 and at most 2147483 (about 24 days), for
+            the whole call (process start-up included) and for each collective.
 
     Returns:
         The return values of ``fn``, in rank order.
@@ -145,8 +153,8 @@ def run_parallel(
         TypeError: if ``fn`` is not callable or cannot be pickled by reference, if an
             argument cannot be pickled, if ``world_size`` is not an int, ``timeout`` not
             a number or ``backend`` not a str.
-        ValueError: if ``world_size < 1``, ``timeout`` is not finite and positive, or
-            the backend is not available in this build of torch.
+        ValueError: if ``world_size < 1``, ``timeout`` is not finite and positive or is
+            above 2147483, or the backend is not available in this build of torch.
         RuntimeError: if this build of torch has no :mod:`torch.distributed`.
         WorkerError: if a worker raised or exited without a result; the message holds
             the rank and the worker's traceback.
@@ -154,7 +162,7 @@ def run_parallel(
 
     Examples:
         The function runs in other processes, so it lives in a module, not at the
-        prompt. Starting the processes takes a few seconds (each one imports torch),
+        prompt. The first call takes a few seconds (the forkserver imports torch),
         so this example is executed by ``tests/test_distributed.py`` rather than as a
         doctest:
 
