@@ -25,7 +25,8 @@ def to_numpy(tensor: torch.Tensor, *, copy: bool = False) -> npt.NDArray[np.gene
     when the tensor is not already on the CPU).
 
     Args:
-        tensor: any dense tensor on any device.
+        tensor: a dense (strided) tensor that holds data, on any device but ``meta``,
+            of a dtype NumPy has.
         copy: if ``False`` (the default) a CPU tensor shares its memory with the
             returned array, exactly as :meth:`torch.Tensor.numpy` does, except a lazily
             conjugated or negated view (``z.conj()``), which ``.numpy()`` refuses and
@@ -37,9 +38,10 @@ def to_numpy(tensor: torch.Tensor, *, copy: bool = False) -> npt.NDArray[np.gene
 
     Raises:
         TypeError: if ``tensor`` is not a :class:`torch.Tensor`, or ``copy`` is not a
-            ``bool``.
-        ValueError: if ``tensor`` is sparse or on the meta device, or its dtype has no
-            NumPy twin (``bfloat16``).
+            ``bool`` (a ``numpy.bool_`` counts as one).
+        ValueError: if ``tensor`` is not strided (sparse, ``mkldnn``), is nested (even
+            with rows of one length) or on the meta device, or its dtype has no NumPy
+            twin (``bfloat16``, ``complex32``, the float8 and quantized dtypes).
 
     Examples:
         >>> import torch
