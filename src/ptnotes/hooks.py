@@ -35,8 +35,8 @@ class GradNormRecorder:
     is all-or-nothing: if registering a hook fails half-way, the hooks already registered
     are removed and the recorder can be entered again. Norms of ``float16`` and
     ``bfloat16`` gradients are computed in ``float32``: a ``float16`` norm is ``inf``
-    wherever the norm exceeds 65504, even though every element of the gradient is finite
-    (last example).
+    when the norm is far enough above 65504, the largest ``float16``, to round past it
+    (120000 in the last example), even though every element of the gradient is finite.
 
     Args:
         model: the module whose parameters are watched.
@@ -48,10 +48,10 @@ class GradNormRecorder:
             without its warning for a first layer whose input needs no gradient).
 
     Attributes:
-        parameter_norms: ``{parameter name: [norm of each backward pass]}``, in the order
-            of :meth:`torch.nn.Module.named_parameters`.
-        output_norms: ``{module name: [norm of each backward pass]}`` (empty unless
-            ``modules=True``). A module called more than once in one forward pass of
+        parameter_norms: ``{parameter name: [norm of each backward pass that reaches
+            it]}``, in the order of :meth:`torch.nn.Module.named_parameters`.
+        output_norms: ``{module name: [norm of each backward pass that reaches it]}``
+            (empty unless ``modules=True``). A module called more than once in one forward pass of
             ``model`` (a shared layer) gets one key per call: ``"name"``, then
             ``"name#2"``, ``"name#3"``...
 
