@@ -24,17 +24,19 @@ class SmallCNN(nn.Module):
     """A two-convolution image classifier split into ``features`` and ``fc``.
 
     The split mirrors torchvision's ResNets (a backbone, then a last ``fc`` layer), so
-    the fine-tuning recipes of the notes (freeze the backbone, replace the head, give
-    the head its own learning rate) run on it unchanged, in milliseconds, without
-    downloading weights. Global average pooling makes any input height and width
-    (at least 2 x 2) give the same 16 features; :meth:`forward` checks these limits.
+    the fine-tuning recipes of the notes (freeze the backbone, replace the head with a
+    new :class:`torch.nn.Linear`, give the head its own learning rate) run on it
+    unchanged, in milliseconds, without downloading weights. Global average pooling
+    makes any input height and width (at least 2 x 2) give the same 16 features;
+    :meth:`forward` checks these limits.
 
     Args:
         num_classes: the number of output logits (the width of ``fc``).
         in_channels: the number of channels of the input images.
 
     Raises:
-        TypeError: if ``num_classes`` or ``in_channels`` is not an ``int``.
+        TypeError: if ``num_classes`` or ``in_channels`` is not an ``int`` (a NumPy
+            integer counts as one, a ``bool`` does not).
         ValueError: if ``num_classes`` or ``in_channels`` is not positive.
 
     Examples:
@@ -76,13 +78,16 @@ class SmallCNN(nn.Module):
         self.fc = nn.Linear(self.feature_dim, num_classes)
 
     def reset_parameters(self) -> None:
-        """Re-initialise every layer with its own default initialisation."""
+        """Re-initialise each convolution of ``features``, and ``fc`` while it is a
+        :class:`torch.nn.Linear`, with its own default initialisation."""
         for layer in (*self.features, self.fc):
             if isinstance(layer, nn.Conv2d | nn.Linear):
                 layer.reset_parameters()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Return the logits ``(N, num_classes)`` of images ``x`` of shape ``(N, C, H, W)``.
+        """Return the logits ``(N, fc.out_features)`` of images ``x`` of shape ``(N, C, H, W)``.
+
+        ``fc.out_features`` is ``num_classes`` until the head is replaced.
 
         Raises:
             TypeError: if ``x`` is not a floating point tensor.
@@ -123,5 +128,5 @@ class SmallCNN(nn.Module):
         return logits
 
     def extra_repr(self) -> str:
-        """Describe the configuration: ``num_classes`` and ``in_channels``."""
+        """Describe the arguments the model was built with: ``num_classes`` and ``in_channels``."""
         return f"num_classes={self.num_classes}, in_channels={self.in_channels}"
