@@ -171,16 +171,21 @@ def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) ->
     * the types of all modules, the two roots included (:meth:`~torch.nn.Module.modules`);
     * the parameters and buffers: their kind (a parameter, a buffer, a buffer that is not
       persistent, i.e. left out of :meth:`~torch.nn.Module.state_dict`), their shapes
-      and, unless ``ignore_names``, their qualified names (the keys of
-      :meth:`~torch.nn.Module.state_dict`).
+      and, unless ``ignore_names``, their qualified names, as
+      :meth:`~torch.nn.Module.named_parameters` and
+      :meth:`~torch.nn.Module.named_buffers` list them: a tensor registered under two
+      names (tied weights) counts once, so a tied module and an untied one differ, with
+      or without names, although their ``state_dict`` keys are the same.
 
     Names matter by default, because they are what a checkpoint is keyed by: a
     positional :class:`torch.nn.Sequential` (``"0.weight"``) and a named one
     (``"conv1.weight"``) with the same layers are *not* the same structure, and
     ``load_state_dict`` between them fails. Pass ``ignore_names=True`` to compare the
-    architecture only. Values, dtypes and devices are not compared; an uninitialised
-    parameter of a lazy module (``nn.LazyLinear`` before its first forward) has no
-    shape yet and only matches another uninitialised one.
+    architecture only. Values, dtypes and devices are not compared, nor settings that
+    shape no tensor (a ``Conv2d``'s ``stride``, a ``Dropout``'s ``p``); an
+    uninitialised parameter of a lazy module (``nn.LazyLinear`` before its first
+    forward) has no shape yet and only matches another uninitialised one, in a module
+    of the same configuration (its whole ``extra_repr``, ``stride`` included).
 
     Args:
         a: the first module.
@@ -192,7 +197,7 @@ def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) ->
 
     Raises:
         TypeError: if ``a`` or ``b`` is not an :class:`torch.nn.Module`, or
-            ``ignore_names`` is not a ``bool``.
+            ``ignore_names`` is not a ``bool`` (a ``numpy.bool_`` counts as one).
 
     Examples:
         >>> from torch import nn
