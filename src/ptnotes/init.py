@@ -81,7 +81,7 @@ def init_weights(module: nn.Module) -> None:
       zeros.
     * :class:`torch.nn.Embedding`: weight ``normal_(0, 0.02)`` (as GPT-2 and BERT,
       instead of torch's ``normal_(0, 1)``), then the ``padding_idx`` row zeroed.
-    * Anything else: left as its own ``reset_parameters`` made it.
+    * Anything else: left untouched.
 
     The values are written with :mod:`torch.nn.init` under :class:`torch.no_grad`
     (never through ``.data``), in place, on the device the parameters already live
@@ -105,7 +105,12 @@ def init_weights(module: nn.Module) -> None:
         ValueError: if a matched module still has uninitialised (lazy) parameters,
             for example :class:`torch.nn.LazyConv2d` before its first forward (its
             own initialisation would overwrite ours at that first forward); or its
-            weight is computed from other tensors and cannot take the new value.
+            weight is computed from other tensors and cannot take the new value. The
+            hook-based :func:`torch.nn.utils.weight_norm` is refused only while its
+            ``weight`` carries a graph: after a forward under :class:`torch.no_grad`
+            that ``weight`` is a plain tensor, is overwritten without an error, and the
+            next forward recomputes it from ``weight_g`` and ``weight_v``, which keep
+            their values.
 
     Examples:
         >>> import torch
@@ -265,7 +270,8 @@ def classname_init(module: nn.Module) -> None:
       first forward then draws the default values.
 
     The conv bias keeps its default, as in the recipe. Prefer :func:`init_weights`;
-    :func:`string_dispatch_mismatches` lists where the two approaches part ways.
+    :func:`string_dispatch_mismatches` lists the modules the two approaches sort into
+    different kinds.
 
     Args:
         module: the module to initialise (children are not visited).
@@ -311,13 +317,18 @@ def string_dispatch_mismatches(model: nn.Module) -> list[tuple[str, str, str]]:
     * the name matches but there is nothing the recipe could initialise: no
       ``weight`` attribute (a container named ``ConvBlock``), a ``weight`` of
       ``None`` (``affine=False``), or an uninitialised lazy weight;
-    * otherwise, when the two rules pick different treatments: ``nn.Linear`` and
+    * otherwise, when the two rules put the module in different kinds (``Conv``,
+      ``BatchNorm``, ``Linear``, ``Embedding`` or none; within one kind the values
+      drawn still differ, and that is not reported): ``nn.Linear`` and
       ``nn.Embedding`` (no ``'Conv'`` in the name), a ``ConvTranspose2d`` subclass
       called ``Deconvolution`` (the match is case-sensitive: ``"conv"`` is not
       ``"Conv"``), or a ``Linear`` subclass whose name happens to contain ``"Conv"``.
 
     Args:
-        model: the model to inspect; nothing is modified.
+        model: the model to inspect; no parameter is written, but the weight of each
+            module whose name matches is read, which runs what its parametrization
+            does on a read (spectral norm's power iteration in training mode updates
+            its ``_u`` and ``_v`` buffers).
 
     Returns:
         A list of ``(qualified_name, class_name, reason)`` in
