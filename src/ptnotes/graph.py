@@ -32,8 +32,8 @@ class GraphNode:
         saved: ``(name, description)`` of what the node saved for backward (its
             ``_saved_*`` attributes), e.g. ``("other", "tensor(shape=(), dtype=torch.float32)")``;
             ``"<freed>"`` once ``backward()`` has released it.
-        version: for a leaf, the version counter of its tensor (it increases with
-            every in-place change); ``None`` for a function.
+        version: for a leaf, the version counter of its tensor; ``None`` for a
+            function.
         variable: for a leaf, the leaf tensor itself; ``None`` for a function.
     """
 
@@ -233,9 +233,11 @@ def graph_text(
     """Draw the autograd graph behind ``tensor`` as a text tree, root first.
 
     Each line is a node of :func:`walk_graph`; its children are the nodes
-    ``backward()`` passes the gradient to next. A node reached by several paths is
-    drawn in full once, marked ``[#id]``, and then only referred to as
-    ``[#id, see above]``. The output has no memory addresses: it is the same on every
+    ``backward()`` passes the gradient to next. A node that several ``next_functions``
+    entries point to (``l1`` below, an input of both ``l2`` and ``l3``) is drawn in
+    full once, marked ``[#id]``, and then only referred to as ``[#id, see above]``; a
+    node that only one entry points to is drawn once and unmarked, however many paths
+    reach it (``w1`` below). The output has no memory addresses: it is the same on every
     run.
 
     Args:
@@ -246,7 +248,7 @@ def graph_text(
             function with the values it saved for backward.
 
     Returns:
-        The tree, one node per line, without a trailing newline.
+        The tree, without a trailing newline; without ``details``, one node per line.
 
     Raises:
         TypeError: if ``tensor`` is not a tensor, or ``names`` does not map ``str`` to
@@ -335,8 +337,8 @@ def graph_dot(
     ``dot -Tsvg graph.dot -o graph.svg``, or paste it in any online Graphviz viewer.
     Node ``n<id>`` is node ``id`` of :func:`walk_graph`: boxes for backward functions,
     ellipses for leaves. An edge ``a -> b`` means that ``b`` is in ``a``'s
-    ``next_functions``, the direction in which ``backward()`` travels; a shared node
-    is emitted once, with one edge per path into it.
+    ``next_functions``, the direction in which ``backward()`` travels; every node is
+    emitted once, with one edge per ``next_functions`` entry that points to it.
 
     Args:
         tensor: a tensor with a ``grad_fn``, or a leaf that requires grad.
