@@ -60,3 +60,11 @@ def test_small_cnn_rejects_bad_sizes(
 ) -> None:
     with pytest.raises(error, match=message):
         SmallCNN(**kwargs)
+
+
+def test_small_cnn_runs_with_a_head_that_is_not_a_linear_layer() -> None:
+    from ptnotes.finetune import replace_head
+
+    model = SmallCNN(num_classes=5)
+    replace_head(model, "fc", nn.Sequential(nn.Dropout(0.1), nn.Linear(model.feature_dim, 3)))
+    assert model.eval()(torch.zeros(2, 3, 8, 8)).shape == (2, 3)

@@ -112,7 +112,7 @@ class SmallCNN(nn.Module):
             shown = ", ".join(sorted(f"{d} on {v}" for d, v in kinds))
             expected = "of one dtype and device throughout (convert it whole: model.to(...))"
             raise argument_error(forward, "the model", self, expected, got=shown)
-        weight = self.fc.weight
+        weight = next(self.parameters())  # all of one dtype and device, checked above
         if _autocast_off(x.device.type):
             same = x.dtype == weight.dtype
         else:  # autocast casts 16- and 32-bit floats to its own dtype, never float64
