@@ -303,3 +303,12 @@ def test_init_weights_refuses_a_weight_computed_by_a_hook() -> None:
         layer = nn.utils.weight_norm(nn.Linear(4, 4))
     with pytest.raises(ValueError, match="weight is computed by a hook"):
         init_weights(layer)
+
+
+def test_string_dispatch_mismatches_leaves_a_spectral_norm_state_as_it_was() -> None:
+    conv = nn.utils.parametrizations.spectral_norm(nn.Conv2d(2, 4, 3))
+    before = {k: v.clone() for k, v in conv.state_dict().items()}
+    assert string_dispatch_mismatches(conv) == []
+    after = conv.state_dict()
+    assert before.keys() == after.keys()
+    assert all(torch.equal(before[k], after[k]) for k in before)

@@ -325,10 +325,9 @@ def string_dispatch_mismatches(model: nn.Module) -> list[tuple[str, str, str]]:
       ``"Conv"``), or a ``Linear`` subclass whose name happens to contain ``"Conv"``.
 
     Args:
-        model: the model to inspect; no parameter is written, but the weight of each
-            module whose name matches is read, which runs what its parametrization
-            does on a read (spectral norm's power iteration in training mode updates
-            its ``_u`` and ``_v`` buffers).
+        model: the model to inspect; nothing in it is modified (a parametrized weight
+            is not computed: spectral norm's power iteration, which a read runs in
+            training mode, would update its ``_u`` and ``_v`` buffers).
 
     Returns:
         A list of ``(qualified_name, class_name, reason)`` in
@@ -357,7 +356,12 @@ def string_dispatch_mismatches(model: nn.Module) -> list[tuple[str, str, str]]:
         by_name, by_type = _classname_kind(module), _isinstance_kind(module)
         classname = type(module).__name__
         if by_name is not None:
-            weight = getattr(module, "weight", _MISSING)
+            if parametrize.is_parametrized(module, "weight"):
+                # reading module.weight would run the parametrization (spectral norm's power
+                # iteration updates its buffers): its original tensor tells as much
+                weight = module.parametrizations.weight.original
+            else:
+                weight = getattr(module, "weight", _MISSING)
             if weight is _MISSING:
                 reason = (
                     f"name matches {by_name!r} but there is no weight; "
