@@ -305,8 +305,11 @@ def test_init_weights_refuses_a_weight_computed_by_a_hook() -> None:
         init_weights(layer)
 
 
-def test_string_dispatch_mismatches_leaves_a_spectral_norm_state_as_it_was() -> None:
-    conv = nn.utils.parametrizations.spectral_norm(nn.Conv2d(2, 4, 3))
+@pytest.mark.parametrize("parametrization", ["spectral_norm", "weight_norm"])
+def test_string_dispatch_mismatches_leaves_a_parametrized_module_as_it_was(
+    parametrization: str,
+) -> None:
+    conv = getattr(nn.utils.parametrizations, parametrization)(nn.Conv2d(2, 4, 3))
     before = {k: v.clone() for k, v in conv.state_dict().items()}
     assert string_dispatch_mismatches(conv) == []
     after = conv.state_dict()

@@ -356,12 +356,11 @@ def string_dispatch_mismatches(model: nn.Module) -> list[tuple[str, str, str]]:
         by_name, by_type = _classname_kind(module), _isinstance_kind(module)
         classname = type(module).__name__
         if by_name is not None:
-            if parametrize.is_parametrized(module, "weight"):
-                # reading module.weight would run the parametrization (spectral norm's power
-                # iteration updates its buffers): its original tensor tells as much
-                weight = module.parametrizations.weight.original
-            else:
-                weight = getattr(module, "weight", _MISSING)
+            # a parametrized weight is there, initialised (its originals are tensors); reading
+            # module.weight would run the parametrization (spectral norm's power iteration
+            # updates its buffers), so it is not read
+            parametrized = parametrize.is_parametrized(module, "weight")
+            weight = torch.empty(0) if parametrized else getattr(module, "weight", _MISSING)
             if weight is _MISSING:
                 reason = (
                     f"name matches {by_name!r} but there is no weight; "
