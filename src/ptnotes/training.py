@@ -596,7 +596,7 @@ def accumulate_step(
     plain mean over the samples: with ``reduction="sum"`` they would scale the sum down,
     and a :class:`~torch.nn.CrossEntropyLoss` with ``weight=``, or with targets equal to
     its ``ignore_index``, divides by the weights of the targets it counts rather than by
-    their number, so its step and its loss differ from the whole batch's.
+    their number, so its step and its loss can differ from the whole batch's.
 
     Args:
         model: the model; ``model(inputs)`` gives the output.
