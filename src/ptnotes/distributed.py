@@ -128,8 +128,7 @@ def run_parallel(
     with :class:`TimeoutError`. ``timeout`` is also the process group's timeout for
     each collective. Each worker leads its own process group (``setpgid``), and the
     whole group is killed when the worker is done, so processes a worker started do
-    not outlive the call (except one that left the group on purpose, with
-    ``setsid``). Workers are stopped all at once (SIGTERM, then SIGKILL after a grace
+    not outlive the call (except one that left the group on purpose). Workers are stopped all at once (SIGTERM, then SIGKILL after a grace
     of 2 s shared by all), so a hung call returns at most about 2 s after ``timeout``,
     whatever ``world_size`` is (right after it when SIGTERM stops the workers).
 
@@ -157,7 +156,7 @@ def run_parallel(
             above 2147483, or the backend is not available in this build of torch.
         RuntimeError: if this build of torch has no :mod:`torch.distributed`.
         WorkerError: if a worker raised or exited without a result; the message holds
-            the rank and the worker's traceback.
+            the rank and the worker's traceback, or its exit code.
         TimeoutError: if the workers did not all finish within ``timeout`` seconds.
 
     Examples:
