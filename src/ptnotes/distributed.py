@@ -128,9 +128,10 @@ def run_parallel(
     with :class:`TimeoutError`. ``timeout`` is also the process group's timeout for
     each collective. Each worker leads its own process group (``setpgid``), and the
     whole group is killed when the worker is done, so processes a worker started do
-    not outlive the call (except one that left the group on purpose). Workers are stopped all at once (SIGTERM, then SIGKILL after a grace
-    of 2 s shared by all), so a hung call returns at most about 2 s after ``timeout``,
-    whatever ``world_size`` is (right after it when SIGTERM stops the workers).
+    not outlive the call (except one that left the group on purpose). Workers are
+    stopped all at once (SIGTERM, then SIGKILL after a grace of 2 s shared by all), so a
+    hung call returns at most about 2 s after ``timeout``, whatever ``world_size`` is
+    (right after it when SIGTERM stops the workers).
 
     Args:
         fn: a function importable by name (defined at the top level of a module, not a
