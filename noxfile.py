@@ -60,8 +60,33 @@ def torch_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def prune_other_environments(session: nox.Session) -> None:
+    """With ``PTNOTES_PRUNE_VENVS=1`` (CI sets it), remove the other sessions' environments.
+
+    Each session's environment holds its own torch (about 1.2 GB), and ``nox`` makes seven;
+    on a small disk the fourth one's install has failed with "No space left on device". A
+    run that keeps only the current session's environment needs one torch on disk at a
+    time. The sessions do not share files through ``.nox`` (the site is in ``build/``), so
+    removing another session's environment only costs that session a fresh install next
+    time. Folders that are not environments (the inductor cache, the matrix's releases)
+    are kept.
+    """
+    if os.environ.get("PTNOTES_PRUNE_VENVS") != "1":
+        return
+    current = Path(session.virtualenv.location).resolve()
+    for folder in sorted(current.parent.iterdir()):
+        if folder.resolve() != current and (folder / "pyvenv.cfg").is_file():
+            session.log(f"PTNOTES_PRUNE_VENVS=1: removing {folder.name} to free disk space")
+            shutil.rmtree(folder)
+
+
 def install(session: nox.Session, *extras: str, torch: bool = True, tools: bool = True) -> None:
-    """Install pinned torch, ``ptnotes[extras]`` and the machinery (editable), unless done."""
+    """Install pinned torch, ``ptnotes[extras]`` and the machinery (editable), unless done.
+
+    First removes the other sessions' environments when ``PTNOTES_PRUNE_VENVS=1``
+    (:func:`prune_other_environments`).
+    """
+    prune_other_environments(session)
     spec = f".[{','.join(extras)}]" if extras else "."
     key = hashlib.sha256(
         "\n".join(
