@@ -78,6 +78,8 @@ def prune_other_environments(session: nox.Session) -> None:
         if folder.resolve() != current and (folder / "pyvenv.cfg").is_file():
             session.log(f"PTNOTES_PRUNE_VENVS=1: removing {folder.name} to free disk space")
             shutil.rmtree(folder)
+    free = shutil.disk_usage(current.parent).free / 2**30
+    session.log(f"PTNOTES_PRUNE_VENVS=1: {free:.1f} GiB free on the disk of {current.parent}")
 
 
 def install(session: nox.Session, *extras: str, torch: bool = True, tools: bool = True) -> None:
