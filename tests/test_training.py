@@ -240,3 +240,26 @@ def test_accumulate_step_rejects_bad_micro_batches(
     model = make_model()
     with pytest.raises(error, match=message):
         accumulate_step(model, micro_batches, nn.MSELoss(), sgd(model))
+
+
+@pytest.mark.parametrize("accumulate", [False, True], ids=["train_step", "accumulate_step"])
+def test_value_error_from_the_loss_names_the_batch_and_changes_nothing(accumulate: bool) -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(1, 2), nn.BatchNorm1d(2))
+    optimizer = sgd(model)
+    before = [t.detach().clone() for t in [*model.parameters(), *model.buffers()]]
+    inputs = torch.tensor([[1.0], [2.0]])
+    good, bad = (inputs, torch.tensor([0, 1])), (inputs, torch.tensor([0, 1, 1]))
+
+    # three targets against two outputs: torch's own ValueError from cross_entropy
+    def step() -> float:
+        if accumulate:
+            return accumulate_step(model, [good, bad], nn.CrossEntropyLoss(), optimizer)
+        return train_step(model, bad, nn.CrossEntropyLoss(), optimizer)
+
+    message = r"(batch|\]) to be a batch .* ValueError from loss_fn: Expected"
+    with pytest.raises(ValueError, match=message):
+        step()
+    after = [*model.parameters(), *model.buffers()]
+    assert all(torch.equal(a, b) for a, b in zip(after, before, strict=True))
+    assert all(p.grad is None for p in model.parameters())

@@ -288,7 +288,7 @@ def _loss(
             raise argument_error(caller, "targets", targets, expected, got=got)
     try:
         loss = loss_fn(output, targets)
-    except (RuntimeError, IndexError) as error:  # torch's words for "not these targets"
+    except (RuntimeError, IndexError, ValueError) as error:  # torch's "not these targets"
         expected = (
             f"a batch whose targets loss_fn accepts for the output ({_shown(output)}; "
             f"targets: {_shown(targets)})"
@@ -431,8 +431,9 @@ def train_step(
     the buffers updated in place (batch norm's running statistics) and the random state
     (dropout's). A :class:`RuntimeError` torch raises from the model for inputs it refuses
     (a shape, a dtype, or the device of inputs that are not one tensor), and the errors
-    torch raises from the loss for targets it refuses (a :class:`RuntimeError` or
-    :class:`IndexError`: a class index out of range, say) or from ``backward()``, come as
+    torch raises from the loss for targets it refuses (a :class:`RuntimeError`,
+    :class:`IndexError` or :class:`ValueError`: a class index out of range, a number of
+    targets other than the output's, say) or from ``backward()``, come as
     :class:`ValueError` naming the argument, torch's message attached; the model's other
     errors come as torch raises them (an :class:`IndexError` from
     :class:`~torch.nn.Embedding` for an index out of range, a :class:`TypeError` for a list
@@ -477,8 +478,8 @@ def train_step(
             every trainable parameter of ``model`` (the step would train nothing, or not
             all) or, being a class of :mod:`torch.optim`, cannot take its gradients at all
             (dense ones for :class:`~torch.optim.SparseAdam`, sparse ones for all but SGD,
-            Adagrad and SparseAdam), the batch holds no sample, the inputs (one tensor) or
-            the targets are on another device than the model, the model (with a
+            Adagrad and SparseAdam), the inputs (one tensor) hold no sample, the inputs
+            (one tensor) or the targets are on another device than the model, the model (with a
             :class:`RuntimeError`), ``loss_fn`` or ``backward()`` refuses them, or the
             targets' shape would broadcast against the output's into a larger shape
             (``(N,)`` against ``(N, 1)``: a wrong loss).
@@ -544,6 +545,19 @@ def train_step(
         Traceback (most recent call last):
           ...
         TypeError: train_step() expects targets to be a tensor for CrossEntropyLoss ...
+
+        Torch's :class:`ValueError` for three targets against two outputs is re-raised naming
+        the batch too; inputs of one tensor with no sample are refused before the forward pass:
+
+        >>> train_step(classifier, (inputs, torch.tensor([0, 1, 1])), nn.CrossEntropyLoss(), sgd)
+        Traceback (most recent call last):
+          ...
+        ValueError: train_step() expects batch ... ValueError from loss_fn: Expected input batch...
+        >>> empty = (torch.zeros(0, 1), torch.zeros(0, dtype=torch.long))
+        >>> train_step(classifier, empty, nn.CrossEntropyLoss(), sgd)
+        Traceback (most recent call last):
+          ...
+        ValueError: train_step() expects batch to be a batch with at least one sample, got an ...
 
         The model's other errors are torch's own: a list of inputs, an index out of
         range for an embedding:
@@ -621,8 +635,8 @@ def accumulate_step(
     Raises:
         TypeError: if an argument has the wrong type, ``micro_batches`` is not a
             sequence (a generator cannot be counted in advance), an ``inputs`` is
-            not a tensor, targets (for a loss of :mod:`torch.nn` whose targets it knows)
-            are not a tensor or have a dtype the loss does not take, or
+            not a tensor with a batch dimension, targets (for a loss of :mod:`torch.nn`
+            whose targets it knows) are not a tensor or have a dtype the loss does not take, or
             ``optimizer.step()`` needs a closure.
         ValueError: if ``micro_batches`` is empty, a micro-batch holds no sample,
             ``max_grad_norm`` is not positive and finite, ``model`` has no trainable
@@ -651,16 +665,24 @@ def accumulate_step(
         Parameter containing:
         tensor([[1.]], requires_grad=True)
 
+        An ``inputs`` without a batch dimension is refused:
+
+        >>> one = (torch.tensor(1.0), torch.tensor(2.0))
+        >>> accumulate_step(model, [one], nn.MSELoss(), optimizer)
+        Traceback (most recent call last):
+          ...
+        TypeError: accumulate_step() expects the inputs of micro_batches[0] to be a tensor with ...
+
         Micro-batches of different sizes give the whole batch's step; with batch
         normalisation in training mode they do not:
 
-        >>> def steps(*layers):
+        >>> def steps(make=list):  # a fresh model (and batch norm) for each of the two runs
         ...     _ = torch.manual_seed(0)
         ...     x, y = torch.randn(5, 3), torch.randn(5, 2)
         ...     weights = []
         ...     for accumulate in (False, True):
         ...         _ = torch.manual_seed(1)
-        ...         net = nn.Sequential(nn.Linear(3, 2), *layers)
+        ...         net = nn.Sequential(nn.Linear(3, 2), *make())
         ...         sgd = torch.optim.SGD(net.parameters(), lr=0.1)
         ...         if accumulate:
         ...             accumulate_step(net, [(x[:2], y[:2]), (x[2:], y[2:])], nn.MSELoss(), sgd)
@@ -669,7 +691,7 @@ def accumulate_step(
         ...         weights.append(net[0].weight.detach())
         ...     return torch.allclose(*weights)
         >>> from ptnotes.training import train_step
-        >>> steps(), steps(nn.BatchNorm1d(2))
+        >>> steps(), steps(lambda: [nn.BatchNorm1d(2)])
         (True, False)
 
         A cross-entropy with class weights, or with an ignored target, is not a plain
