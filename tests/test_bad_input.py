@@ -3157,6 +3157,22 @@ ISSUE_21_REFUSED = [
         "options['betas']",
         "Invalid beta parameter",
     ),
+    refused(
+        "validation:check_optimizer_options:LBFGS-max_eval-nan",
+        lambda: check_optimizer_options(_f, "options", {"max_eval": math.nan}, torch.optim.LBFGS),
+        ValueError,
+        "_f",
+        "options['max_eval']",
+        "not NaN",
+    ),
+    refused(
+        "validation:check_choice:True-among-ints",
+        lambda: check_choice(_f, "groups", True, (1, 2)),
+        TypeError,
+        "_f",
+        "groups",
+        "got bool True",
+    ),
     # finetune
     refused(
         "finetune:param_groups:Adam-betas>1",

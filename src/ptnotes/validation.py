@@ -391,7 +391,8 @@ def check_choice(caller: Callable[..., Any], name: str, value: object, choices: 
           ...
         ValueError: sequential_from() expects style to be one of 'positional', ..., got str 'dict'
 
-        The type is Python's, so a NumPy integer is not one of ``int`` choices:
+        The type is Python's, so a NumPy integer is not one of ``int`` choices, and a
+        ``bool`` (which Python counts as an ``int``) is one only of ``bool`` choices:
 
         >>> import numpy as np
         >>> def conv(groups): ...
@@ -399,10 +400,14 @@ def check_choice(caller: Callable[..., Any], name: str, value: object, choices: 
         Traceback (most recent call last):
           ...
         TypeError: conv() expects groups to be one of 1, 2, got numpy.int64 1
+        >>> check_choice(conv, "groups", True, (1, 2))
+        Traceback (most recent call last):
+          ...
+        TypeError: conv() expects groups to be one of 1, 2, got bool True
     """
     options = ", ".join(repr(c) for c in choices)
     kinds = tuple({type(c) for c in choices})
-    if not isinstance(value, kinds):
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
         raise _fail(TypeError, caller, name, f"one of {options}", value)
     if value not in choices:
         raise _fail(ValueError, caller, name, f"one of {options}", value)
@@ -531,7 +536,7 @@ def check_optimizer_options(
         ValueError: Nesterov momentum requires a momentum and zero dampening
 
         ``line_search_fn``, whose default is ``None``, takes any value the constructor
-        keeps (this one LBFGS refuses only in ``step``), and ``"params"`` is refused:
+        keeps but NaN (this one LBFGS refuses only in ``step``), and ``"params"`` is refused:
 
         >>> check_optimizer_options(param_groups, "o", {"line_search_fn": 5}, torch.optim.LBFGS)
         {'line_search_fn': 5}
@@ -540,6 +545,11 @@ def check_optimizer_options(
         Traceback (most recent call last):
           ...
         RuntimeError: only 'strong_wolfe' is supported
+        >>> import math
+        >>> check_optimizer_options(param_groups, "o", {"max_eval": math.nan}, torch.optim.LBFGS)
+        Traceback (most recent call last):
+          ...
+        ValueError: param_groups() expects o['max_eval'] to be a number, not NaN, got float nan
         >>> check_optimizer_options(param_groups, "o", {"params": [p]}, torch.optim.SGD)
         Traceback (most recent call last):
           ...
@@ -652,3 +662,5 @@ def _option(
         number = check_number(caller, label, option)
         if number < 0 and all(d >= 0 for d in defaults if isinstance(d, int | float)):
             raise _fail(ValueError, caller, label, "a number >= 0", option)
+    elif isinstance(option, float | np.floating) and math.isnan(option):  # LBFGS's max_eval
+        raise _fail(ValueError, caller, label, "a number, not NaN", option)
