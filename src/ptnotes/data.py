@@ -261,9 +261,9 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
     Raises:
         TypeError: if ``data_source`` is neither an int nor sized (a ``str`` is refused:
             its length counts characters), or an argument has the wrong type.
-        ValueError: if ``data_source`` or ``seed`` is negative, ``batch_size`` or
-            ``num_replicas`` is below 1, ``rank`` is outside ``[0, num_replicas)``, or a
-            ``generator`` is combined with several replicas.
+        ValueError: if ``data_source`` or ``seed`` is negative or above ``2**63 - 1``,
+            ``batch_size`` or ``num_replicas`` is below 1, ``rank`` is outside
+            ``[0, num_replicas)``, or a ``generator`` is combined with several replicas.
 
     Examples:
         >>> import torch
@@ -315,6 +315,17 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
         >>> sampler.set_epoch(5)
         >>> torch.equal(first, next(iter(sampler)))
         True
+
+        A seed or an epoch must fit in an int64:
+
+        >>> BatchIndexSampler(6, batch_size=2, seed=2**63)
+        Traceback (most recent call last):
+          ...
+        ValueError: BatchIndexSampler() expects seed to be an int in [0, 9223372036854775807], ...
+        >>> sampler.set_epoch(2**63)
+        Traceback (most recent call last):
+          ...
+        ValueError: BatchIndexSampler.set_epoch() expects epoch to be an int in [0, ...], ...
     """
 
     def __init__(
@@ -366,7 +377,7 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
 
         Raises:
             TypeError: if ``epoch`` is not an int.
-            ValueError: if ``epoch`` is negative.
+            ValueError: if ``epoch`` is negative or above ``2**63 - 1``.
         """
         self.epoch = check_seed(BatchIndexSampler.set_epoch, "epoch", epoch)
 
@@ -486,7 +497,8 @@ def batched_loader(
             :class:`~torch.utils.data.ConcatDataset`: refused here rather than at the
             first batch), or an argument has the wrong type.
         ValueError: if ``batch_size`` is below 1, ``num_workers`` or ``timeout`` is
-            negative, or the sharding arguments are inconsistent.
+            negative, ``timeout`` is NaN, ``seed`` is outside ``[0, 2**63 - 1]``, or the
+            sharding arguments are inconsistent.
 
     Examples:
         >>> import torch
@@ -512,6 +524,17 @@ def batched_loader(
         ...     x, _ = next(iter(batched_loader(dataset, batch_size=4, pin_memory=True)))
         >>> x.is_pinned() == torch.cuda.is_available()
         True
+
+        A NaN ``timeout`` and a negative ``seed`` are refused:
+
+        >>> batched_loader(dataset, batch_size=4, timeout=float("nan"))
+        Traceback (most recent call last):
+          ...
+        ValueError: batched_loader() expects timeout to be a number, not NaN, got float nan
+        >>> batched_loader(dataset, batch_size=4, seed=-1)
+        Traceback (most recent call last):
+          ...
+        ValueError: batched_loader() expects seed to be an int in [0, 9223372036854775807], ...
     """
     me = batched_loader
     if not isinstance(dataset, Dataset) or isinstance(dataset, IterableDataset):
@@ -584,8 +607,8 @@ class ShardedIterableDataset(IterableDataset[T]):
         rank: this process's rank, in ``[0, num_replicas)``.
 
     Raises:
-        TypeError: if ``source`` is not a tensor or a sequence, or an argument has the
-            wrong type.
+        TypeError: if ``source`` is not a tensor or a sequence, or is a ``str`` or ``bytes``,
+            or an argument has the wrong type.
         ValueError: if ``source`` is a 0-dimensional tensor, ``num_replicas`` is below
             1 or ``rank`` is outside ``[0, num_replicas)``.
 
@@ -612,6 +635,13 @@ class ShardedIterableDataset(IterableDataset[T]):
         ...         return iter(range(3))
         >>> sorted(DataLoader(Naive(), batch_size=None, num_workers=2))
         [0, 0, 1, 1, 2, 2]
+
+        A string is a sequence, but of characters: it is refused.
+
+        >>> ShardedIterableDataset("abc")
+        Traceback (most recent call last):
+          ...
+        TypeError: ShardedIterableDataset() expects source to be a tensor or a sequence, got str ...
     """
 
     @overload
