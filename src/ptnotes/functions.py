@@ -392,15 +392,16 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         max: the upper bound, at least ``min``.
 
     Returns:
-        ``x`` itself, clamped; with grad mode on, its autograd history is extended by
-        the clamp.
+        ``x`` itself, clamped; when ``x`` requires grad and grad mode is on, its autograd
+        history is extended by the clamp.
 
     Raises:
         TypeError: if ``x`` is not a floating point :class:`torch.Tensor`, or a bound
             is not an ``int`` or ``float``.
         ValueError: if a bound is NaN, ``min > max``, or ``x`` is a leaf that requires
-            grad or a view of one (``w[:2]``), with grad mode on: refused before anything
-            is written.
+            grad or a view of one (``w[:2]``), with grad mode on; an expanded view
+            (``expand``); or a tensor made under :class:`torch.inference_mode`, outside it:
+            refused before anything is written.
 
     Examples:
         >>> import torch
@@ -432,6 +433,22 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         ValueError: clamp_() expects x to be a tensor that may be modified in place, ...
         >>> w
         tensor([-2.0000,  0.5000,  2.0000], requires_grad=True)
+
+        A tensor that does not require grad gets no history; an expanded view and an
+        inference tensor outside inference mode are refused:
+
+        >>> clamp_(torch.tensor([2.0]), -1.0, 1.0).grad_fn is None
+        True
+        >>> clamp_(torch.ones(1).expand(3), -1.0, 1.0)
+        Traceback (most recent call last):
+          ...
+        ValueError: clamp_() expects x to be a tensor whose elements have memory of their own ...
+        >>> with torch.inference_mode():
+        ...     made = torch.tensor([2.0])
+        >>> clamp_(made, -1.0, 1.0)
+        Traceback (most recent call last):
+          ...
+        ValueError: clamp_() expects x to be a tensor that may be modified in place here ...
     """
     _floating(clamp_, x)
     low = check_number(clamp_, "min", min, finite=False)
