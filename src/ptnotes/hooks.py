@@ -50,8 +50,10 @@ class GradNormRecorder:
     Attributes:
         parameter_norms: ``{parameter name: [norm of each backward pass that reaches
             it]}``, in the order of :meth:`torch.nn.Module.named_parameters`.
-        output_norms: ``{module name: [norm of each backward pass that reaches it]}``
-            (empty unless ``modules=True``). A module called more than once in one forward pass of
+        output_norms: ``{module name: [norm of each gradient that reaches its output]}``
+            (empty unless ``modules=True``): one entry per backward pass for the output of one
+            forward pass, so two forward passes of ``model`` before one ``backward()`` give two
+            entries. A module called more than once in one forward pass of
             ``model`` (a shared layer) gets one key per call: ``"name"``, then
             ``"name#2"``, ``"name#3"``...
 
@@ -59,7 +61,9 @@ class GradNormRecorder:
         TypeError: if ``model`` is not a :class:`torch.nn.Module`, ``norm_type`` is not an
             ``int`` or ``float``, or ``modules`` is not a ``bool``.
         ValueError: if ``norm_type`` is NaN or not positive, or ``model`` has no parameter
-            that requires grad (here, or when the block starts).
+            that requires grad (here, or when the block starts) or, when the block starts, an
+            uninitialised (lazy) parameter.
+        RuntimeError: if the recorder is entered again while it is active.
 
     Examples:
         >>> import torch
@@ -104,6 +108,25 @@ class GradNormRecorder:
         ...     half(torch.full((1, 4), 60000.0, dtype=torch.float16)).sum().backward()
         >>> recorder.parameter_norms, torch.linalg.vector_norm(half.weight.grad).item()
         ({'weight': [120000.0]}, inf)
+
+        Two forward passes before one ``backward()``: two entries for a module's output, one
+        for a parameter. A recorder is entered once at a time, and a lazy model is refused:
+
+        >>> with GradNormRecorder(net, modules=True) as recorder:
+        ...     (net(torch.ones(1, 2)).sum() + net(torch.ones(1, 2)).sum()).backward()
+        >>> recorder.output_norms["1"], recorder.parameter_norms["1.bias"]
+        ([1.0, 1.0], [2.0])
+        >>> with recorder:
+        ...     with recorder:
+        ...         pass
+        Traceback (most recent call last):
+          ...
+        RuntimeError: this GradNormRecorder is already active; use a new one
+        >>> with GradNormRecorder(nn.LazyLinear(1)):
+        ...     pass
+        Traceback (most recent call last):
+          ...
+        ValueError: GradNormRecorder() expects model to be a model with initialised parameters ...
     """
 
     def __init__(
