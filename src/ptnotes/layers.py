@@ -41,8 +41,14 @@ class Linear(nn.Module):
             ``numpy.bool_`` counts as one), ``device`` is not a :class:`torch.device`,
             ``str`` or Python ``int`` (a NumPy integer and a ``bool`` are refused), or
             ``dtype`` is not a :class:`torch.dtype`.
-        ValueError: if ``in_features`` or ``out_features`` is below 1, ``device``
-            names no device type (``"gpu"``), or ``dtype`` is not a floating point dtype.
+        ValueError: if ``in_features`` or ``out_features`` is below 1, ``device`` is not
+            one this machine and build of torch can hold tensors on (a name torch does not
+            know such as ``"gpu"``, a negative index, ``"cpu:1"``, ``"cuda"`` without CUDA,
+            an ``int`` on a machine without an accelerator), or ``dtype`` is not a floating
+            point dtype.
+        NotImplementedError: from the initialisation, as in :class:`torch.nn.Linear`, for a
+            floating dtype whose ``uniform_`` torch does not implement on the CPU (the float8
+            and float4 dtypes).
 
     Examples:
         >>> import torch
@@ -64,6 +70,18 @@ class Linear(nn.Module):
         True
         >>> Linear(3, 2, bias=False).bias is None
         True
+
+        A CPU index other than 0 is refused; a float8 dtype passes the checks and, on the CPU,
+        fails in the initialisation, as it does in :class:`torch.nn.Linear`:
+
+        >>> Linear(3, 2, device="cpu:1")
+        Traceback (most recent call last):
+          ...
+        ValueError: Linear() expects device to be a device this machine has (the CPU is ...
+        >>> Linear(3, 2, device="cpu", dtype=torch.float8_e4m3fn)
+        Traceback (most recent call last):
+          ...
+        NotImplementedError: "check_uniform_bounds" not implemented for 'Float8_e4m3fn'
     """
 
     in_features: int
