@@ -31,7 +31,9 @@ class GraphNode:
             need no gradient (``None`` entries) are left out.
         saved: ``(name, description)`` of what the node saved for backward (its
             ``_saved_*`` attributes), e.g. ``("other", "tensor(shape=(), dtype=torch.float32)")``;
-            ``"<freed>"`` once ``backward()`` has released it.
+            ``"<freed>"`` once ``backward()`` has released it. The node of a custom
+            :class:`torch.autograd.Function` has no ``_saved_*`` attributes (it keeps its
+            tensors in ``saved_tensors``), so its ``saved`` is empty.
         version: for a leaf, the version counter of its tensor; ``None`` for a
             function.
         variable: for a leaf, the leaf tensor itself; ``None`` for a function.
@@ -177,6 +179,20 @@ def walk_graph(tensor: torch.Tensor) -> list[GraphNode]:
         Traceback (most recent call last):
           ...
         ValueError: walk_graph() expects tensor to be a tensor with an autograd graph ...
+
+        Nor has a result computed in inference mode, even with grad mode on there:
+
+        >>> with torch.inference_mode(), torch.enable_grad():
+        ...     grad_mode, doubled = torch.is_grad_enabled(), w * 2
+        >>> grad_mode, doubled.grad_fn is None
+        (True, True)
+
+        A custom :class:`torch.autograd.Function`'s node lists nothing in ``saved``:
+
+        >>> from ptnotes.functions import sigmoid
+        >>> s = sigmoid(w)
+        >>> walk_graph(s)[0].name, walk_graph(s)[0].saved, len(s.grad_fn.saved_tensors)
+        ('SigmoidBackward', (), 1)
     """
     return _walk(_graph_tensor(walk_graph, tensor)).nodes
 
@@ -251,8 +267,8 @@ def graph_text(
         The tree, without a trailing newline; without ``details``, one node per line.
 
     Raises:
-        TypeError: if ``tensor`` is not a tensor, or ``names`` does not map ``str`` to
-            tensors.
+        TypeError: if ``tensor`` is not a tensor, ``names`` does not map ``str`` to
+            tensors, or ``details`` is not a ``bool``.
         ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad.
 
     Examples:
@@ -349,8 +365,8 @@ def graph_dot(
         The DOT source of a ``digraph``, ending with a newline.
 
     Raises:
-        TypeError: if ``tensor`` is not a tensor, or ``names`` does not map ``str`` to
-            tensors.
+        TypeError: if ``tensor`` is not a tensor, ``names`` does not map ``str`` to
+            tensors, or ``details`` is not a ``bool``.
         ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad.
 
     Examples:
@@ -366,6 +382,10 @@ def graph_dot(
             n0 -> n1;
             n1 -> n2;
         }
+        >>> graph_dot(w * 3, details=1)
+        Traceback (most recent call last):
+          ...
+        TypeError: graph_dot() expects details to be a bool (True or False), got int 1
     """
     walk = _walk(_graph_tensor(graph_dot, tensor))
     labels = _labels(graph_dot, walk, names)
