@@ -190,7 +190,8 @@ def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) ->
     Args:
         a: the first module.
         b: the second module.
-        ignore_names: compare types and shapes only, not names.
+        ignore_names: leave the names out of the comparison (the types, the kinds and
+            the shapes are still compared).
 
     Returns:
         ``True`` if the structures match under the chosen rule.
@@ -214,6 +215,19 @@ def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) ->
         >>> same_structure(by_dict, by_position, ignore_names=True)
         True
         >>> same_structure(by_dict, sequential_from([("fc", nn.Linear(2, 4))], "add_module"))
+        False
+
+        Without names, a parameter and a buffer of the same shape still differ:
+
+        >>> import torch
+        >>> class Holder(nn.Module):
+        ...     def __init__(self, as_buffer):
+        ...         super().__init__()
+        ...         if as_buffer:
+        ...             self.register_buffer("w", torch.zeros(3))
+        ...         else:
+        ...             self.w = nn.Parameter(torch.zeros(3))
+        >>> same_structure(Holder(False), Holder(True), ignore_names=True)
         False
     """
     check_type(same_structure, "a", a, nn.Module)
