@@ -298,14 +298,15 @@ def save_checkpoint(
     The file holds state dicts, not objects: ``{"model": ..., "optimizer": ...,
     "scheduler": ... or None, "extra": {...}, "meta": {...}}``, which :func:`load_checkpoint`
     reads back with ``torch.load(weights_only=True)``. ``meta`` records what the file holds:
-    the classes of the three objects, the name in ``model`` of every parameter the optimizer
-    holds, and the ptnotes and torch versions. ``extra`` takes what else a resumed run needs,
-    such as the epoch or ``torch.get_rng_state()``; its values must be of types that
-    ``weights_only=True`` loads (tensors, numbers, strings, bytes, ``None``, lists, tuples,
-    sets and dicts of them, and torch's ``dtype``, ``device`` and ``Size``: not NumPy values,
-    ``datetime``, ``range`` or objects of a class of one's own, a
-    :func:`~collections.namedtuple` included, although it is a tuple). For a model wrapped in
-    ``DistributedDataParallel`` pass ``ddp.module``.
+    its format and format version, the classes of the three objects, the name in ``model`` of
+    every parameter the optimizer holds, and the ptnotes and torch versions. ``extra`` takes
+    what else a resumed run needs, such as the epoch or ``torch.get_rng_state()``; its values
+    must be of types that ``weights_only=True`` loads (tensors, ``bool``, ``int``, ``float``,
+    ``complex``, strings, bytes, ``None``, lists, tuples, sets and dicts of them, and torch's
+    ``dtype``, ``device`` and ``Size``: not NumPy values, a ``frozenset``, a
+    :class:`~fractions.Fraction` or :class:`~decimal.Decimal`, ``datetime``, ``range`` or
+    objects of a class of one's own, a :func:`~collections.namedtuple` included, although it
+    is a tuple). For a model wrapped in ``DistributedDataParallel`` pass ``ddp.module``.
 
     The save is all-or-nothing, as a database writes: the payload is first serialised in
     memory and loaded back with ``weights_only=True`` (a value that could not be resumed is
@@ -325,8 +326,9 @@ def save_checkpoint(
         TypeError: if an argument is not of the type named above, or a value (of ``extra``,
             or inside a state dict) would not load back with ``weights_only=True``: the
             message names the key and the type.
-        ValueError: if ``path`` is a folder, ``optimizer`` holds a parameter that is not
-            one of ``model``, or ``scheduler`` drives another optimizer.
+        ValueError: if ``path`` is a folder, ``model`` is on the meta device, ``optimizer``
+            holds a parameter that is not one of ``model``, or ``scheduler`` drives another
+            optimizer.
         FileNotFoundError: if the folder of ``path`` does not exist.
 
     Examples:
@@ -342,6 +344,29 @@ def save_checkpoint(
         ['extra', 'meta', 'model', 'optimizer', 'scheduler']
         >>> saved["extra"]
         {'epoch': 3, 'dtype': torch.float16, 'seen': {1, 2}}
+        >>> sorted(saved["meta"])  # doctest: +NORMALIZE_WHITESPACE
+        ['format', 'format_version', 'model', 'optimizer', 'optimizer_parameters', 'ptnotes',
+         'scheduler', 'torch']
+
+        A ``frozenset`` and a ``Fraction`` are refused, although a set loads:
+
+        >>> from fractions import Fraction
+        >>> save_checkpoint(path, model, optimizer, seen=frozenset({1, 2}))
+        Traceback (most recent call last):
+          ...
+        TypeError: save_checkpoint() expects seen ... got frozenset at seen, which ...
+        >>> save_checkpoint(path, model, optimizer, share=Fraction(1, 3))
+        Traceback (most recent call last):
+          ...
+        TypeError: save_checkpoint() expects share ... got fractions.Fraction at share, which ...
+
+        A model on the meta device has no values to save:
+
+        >>> empty = torch.nn.Linear(2, 1, device="meta")
+        >>> save_checkpoint(path, empty, torch.optim.SGD(empty.parameters(), lr=0.1))
+        Traceback (most recent call last):
+          ...
+        ValueError: save_checkpoint() expects model to be a model with values ...
 
         A refused save writes nothing: the file at ``path`` keeps the previous checkpoint.
 
@@ -704,17 +729,19 @@ def load_checkpoint(
        unchanged unless the parameter's group has ``capturable`` or ``fused`` set.
 
     The load is all-or-nothing. Everything is checked before the first tensor is copied:
-    the model's keys, shapes and dtypes; the optimizer's and scheduler's classes (recorded in
-    the file; in a file without that record, the names of their options stand in for it),
-    the sizes of the parameter groups and which of the model's parameters the optimizer
-    holds, in which order. If anything is refused (or fails while
-    loading), ``model``, ``optimizer`` and ``scheduler`` are left exactly as they were (the
-    model's state is copied first to make that possible). Files written before the record of
+    the model's keys, shapes and dtypes (for an uninitialised lazy module's parameters, the
+    keys only); the optimizer's and scheduler's classes (recorded in the file; in a file
+    without that record, the names of their options stand in for it), the sizes of the
+    parameter groups and which of the model's parameters the optimizer holds, in which
+    order. If anything is refused (or fails while loading), ``model``, ``optimizer`` and
+    ``scheduler`` are left exactly as they were (the model's state is copied first to make
+    that possible). Files written before the record of
     classes existed still load; only the checks that need the record are skipped.
 
     Args:
         path: a file written by :func:`save_checkpoint`.
-        model: the model to restore (strict: every key, shape and dtype must match).
+        model: the model to restore (strict: every key, shape and dtype must match, but for
+            the parameters of an uninitialised lazy module, which take the saved shapes).
         optimizer: the optimizer to restore, or ``None`` to restore the model only (for
             evaluation).
         scheduler: the scheduler to restore, or ``None``.
@@ -730,7 +757,9 @@ def load_checkpoint(
         ValueError: if the file is empty, damaged, not a :func:`save_checkpoint` file or
             holds objects ``weights_only=True`` refuses; if ``model``, ``optimizer`` or
             ``scheduler`` does not match what the file holds (the message names both
-            sides); or if ``scheduler`` is given but the checkpoint holds no scheduler state.
+            sides); if ``scheduler`` is given but the checkpoint holds no scheduler state; if
+            ``model`` is on the meta device; or if ``map_location`` names no device this
+            machine can load onto (``"cpu:1"``, ``"cuda"`` without CUDA, ``"meta"``).
 
     Examples:
         >>> import os, tempfile, torch
@@ -745,6 +774,18 @@ def load_checkpoint(
         {'epoch': 3}
         >>> torch.equal(copy.weight, model.weight)
         True
+        >>> load_checkpoint(path, copy, map_location="cpu:1")
+        Traceback (most recent call last):
+          ...
+        ValueError: load_checkpoint() expects map_location to be a device this machine has ...
+
+        An uninitialised lazy module takes the saved shapes, whatever its own options say:
+
+        >>> lazy = torch.nn.LazyLinear(3)
+        >>> load_checkpoint(path, lazy)
+        {'epoch': 3}
+        >>> tuple(lazy.weight.shape), lazy.out_features
+        ((1, 2), 3)
 
         The state of an SGD does not load into an Adam, and the refused load changes
         nothing, not even the model, which comes first in the file:
