@@ -178,6 +178,15 @@ def test_classname_init_skips_a_matched_module_it_cannot_initialise(module: nn.M
     classname_init(module)
 
 
+def test_classname_init_skips_a_parametrized_weight_without_reading_it() -> None:
+    from torch.nn.utils.parametrizations import spectral_norm
+
+    conv = spectral_norm(nn.Conv2d(2, 2, 3))  # training mode: a read runs a power iteration
+    state = {key: value.clone() for key, value in conv.state_dict().items()}
+    classname_init(conv)
+    assert all(torch.equal(value, state[key]) for key, value in conv.state_dict().items())
+
+
 def test_notes_recipe_crashes_on_a_container_named_conv() -> None:
     def notes_recipe(m: nn.Module) -> None:
         if type(m).__name__.find("Conv") != -1:

@@ -267,11 +267,16 @@ def classname_init(module: nn.Module) -> None:
       :class:`AttributeError`;
     * the weight is uninitialised (``LazyConv2d`` before its first forward): the
       recipe's ``.data.normal_`` runs without error and without effect, and the
-      first forward then draws the default values.
+      first forward then draws the default values;
+    * the weight is parametrized (:func:`~torch.nn.utils.parametrizations.weight_norm`,
+      ``spectral_norm``...): the recipe writes into a tensor computed for that one
+      access, which changes nothing; the weight is not even read here (a spectral norm's
+      read in training mode updates its ``_u`` and ``_v`` buffers).
 
     The conv bias keeps its default, as in the recipe. Prefer :func:`init_weights`;
     :func:`string_dispatch_mismatches` lists the modules the two approaches sort into
-    different kinds.
+    different kinds, and those whose name matches but whose weight is missing, ``None`` or
+    uninitialised.
 
     Args:
         module: the module to initialise (children are not visited).
@@ -291,9 +296,20 @@ def classname_init(module: nn.Module) -> None:
         0.02
         >>> torch.equal(model[2].weight, before)  # 'Linear' matches neither string
         True
+
+        A spectral-normalised conv is skipped, its buffers included:
+
+        >>> from torch.nn.utils.parametrizations import spectral_norm
+        >>> conv = spectral_norm(nn.Conv2d(2, 2, 3))
+        >>> state = {k: v.clone() for k, v in conv.state_dict().items()}
+        >>> classname_init(conv)
+        >>> all(torch.equal(v, state[k]) for k, v in conv.state_dict().items())
+        True
     """
     check_type(classname_init, "module", module, nn.Module)
     kind = _classname_kind(module)
+    if kind is None or parametrize.is_parametrized(module, "weight"):
+        return  # a parametrized weight: reading it may update buffers (spectral norm)
     weight = _tensor(module, "weight")
     if kind is None or weight is None or is_lazy(weight):
         return
@@ -349,6 +365,11 @@ def string_dispatch_mismatches(model: nn.Module) -> list[tuple[str, str, str]]:
         1: Linear: class-name rule: none; isinstance rule: Linear
         >>> string_dispatch_mismatches(nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4)))
         []
+
+        A module both rules call ``BatchNorm`` is still reported when its weight is ``None``:
+
+        >>> string_dispatch_mismatches(nn.BatchNorm2d(4, affine=False))[0][2]
+        "name matches 'BatchNorm' but weight is None; the recipe raises AttributeError"
     """
     check_type(string_dispatch_mismatches, "model", model, nn.Module)
     mismatches: list[tuple[str, str, str]] = []
