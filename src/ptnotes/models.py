@@ -26,7 +26,7 @@ class SmallCNN(nn.Module):
     The split mirrors torchvision's ResNets (a backbone, then a last ``fc`` layer), so
     the fine-tuning recipes of the notes (freeze the backbone, replace the head with a
     new :class:`torch.nn.Linear`, give the head its own learning rate) run on it
-    unchanged, in milliseconds, without downloading weights. Global average pooling
+    unchanged, without downloading weights. Global average pooling
     makes any input height and width (at least 2 x 2) give the same 16 features;
     :meth:`forward` checks these limits.
 
