@@ -108,10 +108,11 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
 
     Sets :attr:`~torch.Tensor.requires_grad` to ``False``: ``backward()`` then
     computes no gradient for them (and none for anything that only they depend on),
-    and an optimizer skips them while their ``grad`` is ``None``. Freezing does not
-    clear a gradient they already hold: after a ``backward()``, call
-    ``optimizer.zero_grad()`` (``set_to_none=True``, the default) before freezing, or
-    the next ``step()`` still moves them (last example).
+    and an optimizer skips them while their ``grad`` is ``None``, but for
+    :class:`torch.optim.LBFGS`, whose history of steps taken before the freeze still moves
+    them (the LBFGS example). Freezing does not clear a gradient they already hold: after
+    a ``backward()``, call ``optimizer.zero_grad()`` (``set_to_none=True``, the default)
+    before freezing, or the next ``step()`` still moves them (the SGD example).
 
     Freezing does not touch the *buffers*: a :class:`torch.nn.BatchNorm2d` in training
     mode keeps updating its running mean and variance. Call ``.eval()`` on such
@@ -127,7 +128,8 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
 
     Returns:
         The names of the parameters that were trainable and are now frozen, in
-        registration order (already-frozen matches are not listed).
+        :meth:`~torch.nn.Module.named_parameters` order (a module's own parameters before
+        its children's; already-frozen matches are not listed).
 
     Raises:
         TypeError: if ``module`` is not a :class:`torch.nn.Module`, ``pattern`` is
@@ -176,6 +178,35 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         >>> sgd.step()
         >>> torch.equal(net[0].weight, before)
         False
+
+        LBFGS moves a frozen parameter without a gradient, from its earlier steps' history:
+
+        >>> _ = torch.manual_seed(0)
+        >>> line = nn.Linear(2, 1)
+        >>> lbfgs = torch.optim.LBFGS(line.parameters(), lr=0.1)
+        >>> def closure():
+        ...     lbfgs.zero_grad()
+        ...     loss = (line(torch.ones(4, 2)) - 1).pow(2).sum()
+        ...     loss.backward()
+        ...     return loss
+        >>> _ = lbfgs.step(closure)
+        >>> lbfgs.zero_grad()
+        >>> freeze(line, "weight")
+        ['weight']
+        >>> before = line.weight.clone()
+        >>> _ = lbfgs.step(closure)
+        >>> line.weight.grad is None, torch.equal(line.weight, before)
+        (True, False)
+
+        The names come in ``named_parameters()`` order, a module's own parameters first:
+
+        >>> class Scaled(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.child = nn.Linear(1, 1)
+        ...         self.scale = nn.Parameter(torch.ones(1))  # registered after child
+        >>> freeze(Scaled())
+        ['scale', 'child.weight', 'child.bias']
     """
     return _set_requires_grad(freeze, module, pattern, requires_grad=False)
 
