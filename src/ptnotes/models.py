@@ -25,8 +25,8 @@ class SmallCNN(nn.Module):
 
     The split mirrors torchvision's ResNets (a backbone, then a last ``fc`` layer), so
     the fine-tuning recipes of the notes (freeze the backbone, replace the head with a
-    new :class:`torch.nn.Linear`, give the head its own learning rate) run on it
-    unchanged, without downloading weights. Global average pooling
+    new :class:`torch.nn.Linear` of ``fc.in_features`` inputs, give the head its own
+    learning rate) run on it unchanged, without downloading weights. Global average pooling
     makes any input height and width (at least 2 x 2) give the same 16 features;
     :meth:`forward` checks these limits.
 
@@ -47,6 +47,8 @@ class SmallCNN(nn.Module):
         torch.Size([2, 5])
         >>> model.fc
         Linear(in_features=16, out_features=5, bias=True)
+        >>> model.in_channels
+        3
         >>> sum(p.numel() for p in model.parameters())
         1477
         >>> model(torch.zeros(1, 3, 2, 3)).shape  # the smallest images: 2 x 2
@@ -55,6 +57,21 @@ class SmallCNN(nn.Module):
         Traceback (most recent call last):
           ...
         ValueError: SmallCNN.forward() expects x to be a batch ... with H, W >= 2 ...
+
+        A new head takes ``fc.in_features`` inputs (16), not ResNet-18's 512:
+
+        >>> from torch import nn
+        >>> width = model.fc.in_features
+        >>> width
+        16
+        >>> model.fc = nn.Linear(512, 3)
+        >>> model(torch.zeros(2, 3, 8, 8))
+        Traceback (most recent call last):
+          ...
+        RuntimeError: ...mat1 and mat2 shapes cannot be multiplied (2x16 and 512x3)
+        >>> model.fc = nn.Linear(width, 3)
+        >>> model(torch.zeros(2, 3, 8, 8)).shape
+        torch.Size([2, 3])
     """
 
     feature_dim: int = 16
