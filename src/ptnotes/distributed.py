@@ -40,12 +40,14 @@ _LOOPBACK = "127.0.0.1"
 class WorkerError(RuntimeError):
     """A worker process of :func:`run_parallel` failed.
 
-    It raised an exception (the message holds its formatted traceback), or it exited
-    without sending a result (the message holds its exit code).
+    It raised an exception (the message holds its formatted traceback), it exited
+    without sending a result (the message holds its exit code), or it sent a result that
+    the caller could not unpickle (the message holds the caller's traceback).
 
     Attributes:
         rank: the rank of the worker that failed.
-        details: the worker's formatted traceback, or what is known about its exit.
+        details: the worker's formatted traceback, what is known about its exit, or the
+            traceback of unpickling its result.
     """
 
     def __init__(self, rank: int, details: str) -> None:
@@ -101,20 +103,24 @@ def run_parallel(
     always leaves it after (:func:`torch.distributed.destroy_process_group`), so ``fn`` can
     use collectives such as :func:`torch.distributed.all_reduce` or wrap a model in
     ``DistributedDataParallel``. The group meets at a rendezvous store that the calling
-    process serves for the duration of the call on ``127.0.0.1`` only (a socket bound to
-    the loopback interface, at a port the system picks), and the backends' own
+    process serves on ``127.0.0.1`` only (a socket bound to the loopback interface, at a
+    port the system picks), and the backends' own
     connections are kept on the loopback interface too (``GLOO_SOCKET_IFNAME`` and
     ``NCCL_SOCKET_IFNAME``): nothing listens on, or talks to, the network. The workers
     see six of the environment variables ``torchrun`` sets, the ones a training script
     reads (``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``,
-    ``MASTER_ADDR``, ``MASTER_PORT``); its others (``GROUP_RANK``, ``ROLE_RANK``,
-    ``TORCHELASTIC_RUN_ID``, ...) are not set.
+    ``MASTER_ADDR``, ``MASTER_PORT``); it does not set the others (``GROUP_RANK``,
+    ``ROLE_RANK``, ``TORCHELASTIC_RUN_ID``, ...), which a worker has only where it
+    inherits them (from a caller that ``torchrun`` started, say).
 
     Workers are started with the *forkserver* start method where the platform has it
     (Linux, macOS), with ``torch`` preloaded in the server: each worker is forked from a
     process that has already imported torch, so once the first call has started the
     server (which imports torch: seconds), starting a worker costs a fraction of a
-    second instead of a full ``import torch``. Unlike *fork*, the caller's threads and
+    second instead of a full ``import torch``. The preload applies only where
+    ``run_parallel`` starts the server: with a forkserver that other code of the process
+    started first, each worker imports torch itself (unless that server preloaded it),
+    on every call. Unlike *fork*, the caller's threads and
     CUDA context are not inherited; unlike *spawn*, neither are environment variables
     the caller sets after the first call: the workers get the environment the server
     started with (plus the variables above), though they do start in the caller's
@@ -131,7 +137,9 @@ def run_parallel(
     not outlive the call (except one that left the group on purpose). Workers are
     stopped all at once (SIGTERM, then SIGKILL after a grace of 2 s shared by all), so a
     hung call returns at most about 2 s after ``timeout``, whatever ``world_size`` is
-    (right after it when SIGTERM stops the workers).
+    (right after it when SIGTERM stops the workers), except on the call that starts the
+    forkserver: starting its first worker waits for the server to import torch
+    (seconds), which ``timeout`` does not interrupt.
 
     Args:
         fn: a function importable by name (defined at the top level of a module, not a
@@ -156,8 +164,9 @@ def run_parallel(
         ValueError: if ``world_size < 1``, ``timeout`` is not finite and positive or is
             above 2147483, or the backend is not available in this build of torch.
         RuntimeError: if this build of torch has no :mod:`torch.distributed`.
-        WorkerError: if a worker raised or exited without a result; the message holds
-            the rank and the worker's traceback, or its exit code.
+        WorkerError: if a worker raised, exited without a result, or sent one that the
+            caller could not unpickle; the message holds the rank and a traceback (the
+            worker's, or that of the unpickling), or the exit code.
         TimeoutError: if the workers did not all finish within ``timeout`` seconds.
 
     Examples:
