@@ -169,7 +169,8 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         >>> from torch import nn
         >>> net = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
         >>> sgd = torch.optim.SGD(net.parameters(), lr=0.1)
-        >>> net(torch.randn(4, 2)).sum().backward()
+        >>> weights = torch.arange(4.0).view(4, 1)  # a plain sum through batch norm has ~0 gradient
+        >>> (net(torch.randn(4, 2)) * weights).sum().backward()
         >>> frozen = freeze(net)
         >>> _ = net(torch.randn(4, 2))
         >>> net[1].num_batches_tracked.item()
