@@ -160,3 +160,20 @@ def test_the_committed_report_holds_every_recorded_refutation() -> None:
     text = reviews.report()
     listed = [line for line in text.splitlines() if line.startswith("- ")]
     assert len(listed) == sum(len(r.refutation) for r in reviews.read()) > 0
+
+
+def test_history_lists_what_earlier_fixes_wrote_oldest_first(project: Path) -> None:
+    path = project / "docs" / "dev" / "reviews.toml"
+    reviews.record("page.md", "first", 3, 2, 2, [
+        {"before": "Old.", "after": "One sentence.", "example": "a"},
+        {"before": "An aside.", "after": "(cut)", "example": ""},
+    ], root=project, path=path)  # fmt: skip
+    reviews.record("page.md", "second", 1, 1, 1, [
+        {"before": "One sentence.", "after": "One narrower sentence.", "example": "b"},
+    ], root=project, path=path, cross_read=True)  # fmt: skip
+    assert reviews.history("docs/page.md", project, path) == [
+        "One sentence.",
+        "One narrower sentence.",
+    ]
+    with pytest.raises(ValueError, match=r"no page docs/missing\.md"):
+        reviews.history("missing.md", project, path)

@@ -31,6 +31,7 @@ Command line (with ``tools/`` installed)::
         --checked 14 --refuted 2 --fixed 2 [--refutations FILE.toml] [--no-zh] [--cross-read]
     python -m ptnotes_dev.reviews status      # pages without a current record
     python -m ptnotes_dev.reviews report      # Markdown: each page's counts, every refutation
+    python -m ptnotes_dev.reviews history docs/autograd/inplace.md  # what earlier fixes wrote
 """
 
 from __future__ import annotations
@@ -334,6 +335,22 @@ def report(path: Path = RECORD) -> str:
     return "\n".join(lines) + "\n"
 
 
+def history(page: str, root: Path = ROOT, path: Path = RECORD) -> list[str]:
+    """The sentences earlier fixes wrote on ``page`` (each refutation's ``after``), oldest first.
+
+    A reader checks these hardest: a fix that widened a sentence is the likeliest to be
+    refuted by the next boundary (docs/dev/contributing.md, "How a page is reviewed").
+    """
+    name = _page_name(page, root)
+    return [
+        item["after"]
+        for review in read(path)
+        if review.page == name
+        for item in review.refutation
+        if item.get("after", "").strip() not in ("", "cut", "(cut)")
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ptnotes_dev.reviews", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -350,9 +367,19 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     commands.add_parser("status", help="pages without a current record")
     commands.add_parser("report", help="the record as Markdown: pages, then refuted sentences")
+    hist = commands.add_parser("history", help="the sentences earlier fixes wrote on one page")
+    hist.add_argument("page")
     args = parser.parse_args(argv)
     if args.command == "report":
         print(report(), end="")
+        return 0
+    if args.command == "history":
+        try:
+            written = history(args.page)
+        except ValueError as error:
+            print(f"no history: {error}", file=sys.stderr)
+            return 2
+        print("\n".join(f"{n}. {after}" for n, after in enumerate(written, 1)))
         return 0
     if args.command == "status":
         found = status()
