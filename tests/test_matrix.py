@@ -627,3 +627,12 @@ def test_a_version_note_names_no_folder_of_the_machine_that_ran_it() -> None:
     assert '"torch/serialization.py"' in shown
     assert "/work/" not in shown
     assert ".nox" not in shown
+
+
+def test_releases_given_out_of_order_are_planned_oldest_first_by_version() -> None:
+    shuffled = [RANGE[-1], *reversed(RANGE[1:-1]), RANGE[0], RANGE[0]]
+    planned = matrix.plan_range(complete(RANGE, [A]), [A], shuffled, "changed")
+    assert [(p["release"], p["reasons"]) for p in planned] == [
+        (RANGE[0], ["unit tests"]),
+        (RANGE[-1], ["unit tests"]),
+    ]

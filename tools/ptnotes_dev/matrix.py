@@ -410,9 +410,11 @@ def plan_range(
     added since the last run), ``unit tests`` (on the lowest and the newest release, when
     the tests, the package or the machinery changed since they last ran there). Each
     release is judged by its column on ``device`` and ``platform``: another platform's
-    plan asks what that platform's columns lack.
+    plan asks what that platform's columns lack. Releases given in any order are planned
+    oldest first, and the lowest and newest are judged by version, not by place in the list.
     """
     planned = []
+    releases = sorted(dict.fromkeys(releases), key=_version)
     for release in releases:
         reasons = []
         name = column(release, device, platform)
