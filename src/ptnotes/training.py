@@ -144,7 +144,7 @@ def _check_targets(
 
 def _check_inputs(caller: Callable[..., Any], model: nn.Module, inputs: object, name: str) -> None:
     """Inputs that are one tensor, on another device than the model: refused before the
-    forward pass (the model reports a dict or a tuple of tensors on the wrong device)."""
+    forward pass (a dict or a tuple of tensors reaches the model as it is)."""
     devices = {p.device for p in model.parameters()}
     if isinstance(inputs, torch.Tensor) and devices and inputs.device not in devices:
         shown = ", ".join(sorted(str(d) for d in devices))
@@ -441,14 +441,11 @@ def train_step(
     a model with a lazy module (``nn.LazyLinear``, ``nn.LazyBatchNorm1d``) whose parameters
     or buffers are not yet initialised: a forward pass would initialise it, which a refusal
     could not undo. The cases: an optimizer whose ``step()`` raises after updating some
-    parameters leaves them, and its state, as it left them (a class of one's own, a subclass
-    with a ``step()`` of its own, and the classes of :mod:`torch.optim` with options their
-    step refuses one parameter group at a time: ``fused=True`` SGD or Adagrad with sparse
-    gradients, ``capturable=True`` on the CPU, a tensor ``lr`` with ``foreach=True``); one
-    whose ``zero_grad()`` zeroes the gradients in place leaves them zeroed; a tensor that
-    ``backward()`` reaches otherwise (one a loss function closes over, a tensor of the model
-    that is not a registered parameter, a leaf inside another container, an intermediate
-    that called ``retain_grad()``) keeps the ``.grad`` ``backward()`` gave it; a buffer the
+    parameters leaves them, and its state, as it left them; one whose ``zero_grad()``
+    zeroes the gradients in place leaves them zeroed; a tensor that ``backward()`` reaches
+    otherwise (one a loss function closes over, a tensor of the model that is not a
+    registered parameter, a leaf inside another container, an intermediate that called
+    ``retain_grad()``) keeps the ``.grad`` ``backward()`` gave it; a buffer the
     forward pass reassigns stays reassigned; and a lazy module with nothing to initialise
     (``nn.LazyBatchNorm1d`` with ``affine=False`` and ``track_running_stats=False``) becomes
     its non-lazy class.
@@ -500,7 +497,7 @@ def train_step(
         tensor([[1.]], requires_grad=True)
 
         A parameter the forward pass does not use keeps ``.grad`` at ``None`` and is
-        skipped by the step, weight decay included; the mode stays as it was; clipping
+        skipped by the step, weight decay included; the mode stays as it was; here clipping
         leaves a total gradient norm of ``max_grad_norm``:
 
         >>> class Partial(nn.Module):
@@ -620,8 +617,7 @@ def accumulate_step(
             the samples.
         optimizer: an optimizer over the model's parameters.
         max_grad_norm: if given, clip the total gradient norm (of the accumulated
-            gradients) to this value before the step, as :func:`train_step` does (a
-            non-finite norm included).
+            gradients) to this value before the step, as :func:`train_step` does.
 
     Returns:
         ``sum(n_i * loss_i) / N`` as a Python float, which is the loss of the whole
@@ -694,8 +690,9 @@ def accumulate_step(
         >>> steps(), steps(lambda: [nn.BatchNorm1d(2)])
         (True, False)
 
-        A cross-entropy with class weights, or with an ignored target, is not a plain
-        mean over the samples: the step and the loss both differ from the whole batch's:
+        A cross-entropy with these class weights, or with an ignored target, is not a plain
+        mean over the samples; in these two runs the step and the loss both differ from the
+        whole batch's:
 
         >>> def same(loss_fn, y):
         ...     x = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, -1.0]])
