@@ -102,9 +102,9 @@ class SmallCNN(nn.Module):
                 layer.reset_parameters()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Return the logits ``(N, fc.out_features)`` of images ``x`` of shape ``(N, C, H, W)``.
+        """Return ``fc(features(x))`` for images ``x`` of shape ``(N, C, H, W)``.
 
-        ``fc.out_features`` is ``num_classes`` until the head is replaced.
+        With the head the model was built with, these are logits of shape ``(N, num_classes)``.
 
         Raises:
             TypeError: if ``x`` is not a floating point tensor.
