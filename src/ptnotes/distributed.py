@@ -70,8 +70,8 @@ def find_free_port(host: str = "127.0.0.1") -> int:
 
     Raises:
         TypeError: if ``host`` is not a str.
-        ValueError: if ``host`` is not a name or IPv4 address of this machine (an IPv6
-            address, even ``"::1"``, is refused too).
+        ValueError: if no socket can be bound to ``host``, such as an address of another
+            machine or an IPv6 address (even ``"::1"``).
 
     Examples:
         >>> from ptnotes.distributed import find_free_port
@@ -120,9 +120,8 @@ def run_parallel(
     second instead of a full ``import torch``. The preload applies only where
     ``run_parallel`` starts the server: with a forkserver that other code of the process
     started first, each worker imports torch itself (unless that server preloaded it),
-    on every call. Unlike *fork*, the caller's threads and
-    CUDA context are not inherited; unlike *spawn*, neither are environment variables
-    the caller sets after the first call: the workers get the environment the server
+    on every call. Unlike *spawn*, the workers do not see environment variables the
+    caller sets after the first call: the workers get the environment the server
     started with (plus the variables above), though they do start in the caller's
     current directory. Elsewhere *spawn* would be used, but the process-group handling
     below needs :func:`os.setpgid` and :func:`os.killpg`, which only Unix has:
