@@ -140,6 +140,21 @@ def test_a_cross_reading_adds_to_the_first_reading(project: Path) -> None:
     assert review.refutation == [first, second]
 
 
+def test_a_second_reading_without_cross_read_is_refused_and_the_record_kept(
+    project: Path,
+) -> None:
+    path = project / "docs" / "dev" / "reviews.toml"
+    first = {"before": "Old.", "after": "One sentence.", "example": "a"}
+    reviews.record("page.md", "first", 3, 1, 1, [first], root=project, path=path)
+    kept = path.read_bytes()
+    with pytest.raises(ValueError, match="already has a record .*--cross-read.*--replace"):
+        reviews.record("page.md", "second", 1, 0, 0, [], root=project, path=path)
+    assert path.read_bytes() == kept
+    reviews.record("page.md", "second", 1, 0, 0, [], root=project, path=path, replace=True)
+    (review,) = reviews.read(path)
+    assert (review.reviewer, review.checked, review.refutation) == ("second", 1, [])
+
+
 def test_a_cross_reading_needs_a_first_reading(project: Path) -> None:
     with pytest.raises(ValueError, match="no earlier reading"):
         reviews.record("page.md", "second", 1, 0, 0, [], root=project, cross_read=True)

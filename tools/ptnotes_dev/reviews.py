@@ -251,17 +251,26 @@ def problems(review: Review, root: Path = ROOT) -> list[str]:
 def record(
     page: str, reviewer: str, checked: int, refuted: int, fixed: int,
     refutation: Sequence[Mapping[str, str]], zh_read: bool = True, root: Path = ROOT,
-    path: Path = RECORD, cross_read: bool = False,
+    path: Path = RECORD, cross_read: bool = False, replace: bool = False,
 ) -> Review:  # fmt: skip
-    """Write (or replace) the page's record with the hashes of its prose as it is now.
+    """Write the page's record with the hashes of its prose as it is now.
 
     ``cross_read``: a further reading of a page already read (typically of the sentences the
     first reader wrote): its counts and refutations are added to the page's record, and its
-    reader to the record's readers.
+    reader to the record's readers. A page that has a record is refused without
+    ``cross_read`` unless ``replace`` is given, since replacing drops the earlier readings'
+    refutations (what ``history`` lists).
     """
     page = _page_name(page, root)
+    earlier = next((r for r in read(path) if r.page == page), None)
+    if cross_read and replace:
+        raise ValueError("a reading either adds to the record (cross_read) or replaces it")
+    if earlier is not None and not cross_read and not replace:
+        raise ValueError(
+            f"{page} already has a record (last read on {earlier.date}): add this"
+            " reading to it with --cross-read, or drop the earlier readings with --replace"
+        )
     if cross_read:
-        earlier = next((r for r in read(path) if r.page == page), None)
         if earlier is None:
             raise ValueError(f"{page}: no earlier reading to add a cross-reading to")
         reviewer = f"{earlier.reviewer}; cross-read by {reviewer}"
@@ -365,6 +374,10 @@ def main(argv: list[str] | None = None) -> int:
         "--cross-read", action="store_true",
         help="a further reading: add its counts and refutations to the page's record",
     )  # fmt: skip
+    rec.add_argument(
+        "--replace", action="store_true",
+        help="replace the page's record, dropping its earlier readings and their refutations",
+    )  # fmt: skip
     commands.add_parser("status", help="pages without a current record")
     commands.add_parser("report", help="the record as Markdown: pages, then refuted sentences")
     hist = commands.add_parser("history", help="the sentences earlier fixes wrote on one page")
@@ -391,7 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         review = record(
             args.page, args.reviewer, args.checked, args.refuted, args.fixed,
-            items, zh_read=not args.no_zh, cross_read=args.cross_read,
+            items, zh_read=not args.no_zh, cross_read=args.cross_read, replace=args.replace,
         )  # fmt: skip
     except ValueError as error:
         print(f"not recorded: {error}", file=sys.stderr)
