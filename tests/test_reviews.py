@@ -147,7 +147,7 @@ def test_a_second_reading_without_cross_read_is_refused_and_the_record_kept(
     first = {"before": "Old.", "after": "One sentence.", "example": "a"}
     reviews.record("page.md", "first", 3, 1, 1, [first], root=project, path=path)
     kept = path.read_bytes()
-    with pytest.raises(ValueError, match="already has a record .*--cross-read.*--replace"):
+    with pytest.raises(ValueError, match=r"already has a record .*--cross-read.*--replace"):
         reviews.record("page.md", "second", 1, 0, 0, [], root=project, path=path)
     assert path.read_bytes() == kept
     reviews.record("page.md", "second", 1, 0, 0, [], root=project, path=path, replace=True)
