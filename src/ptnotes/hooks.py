@@ -1,4 +1,4 @@
-"""Record, with temporary hooks, the norm of the gradient reaching each parameter of a model."""
+"""Record, with temporary hooks, the gradient norm reaching each watched parameter of a model."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ __all__ = ["GradNormRecorder"]
 
 
 class GradNormRecorder:
-    """Record the gradient norm that reaches each named parameter during ``backward()``.
+    """Record the gradient norm that reaches each watched parameter during ``backward()``.
 
     A context manager: on entry it registers a tensor hook
     (:meth:`torch.Tensor.register_hook`) on every parameter of ``model`` that requires
@@ -36,7 +36,10 @@ class GradNormRecorder:
     are removed and the recorder can be entered again. Norms of ``float16`` and
     ``bfloat16`` gradients are computed in ``float32``: a ``float16`` norm is ``inf``
     when the norm is far enough above 65504, the largest ``float16``, to round past it
-    (120000 in the last example), even though every element of the gradient is finite.
+    (120000 in the ``float16`` example), even though every element of the gradient is
+    finite. A norm that overflows while every element is finite is computed again from
+    the gradient divided by its largest element (the ``bfloat16`` example, above the
+    largest ``float32``).
 
     Args:
         model: the module whose parameters are watched.
@@ -59,7 +62,7 @@ class GradNormRecorder:
 
     Raises:
         TypeError: if ``model`` is not a :class:`torch.nn.Module`, ``norm_type`` is not an
-            ``int`` or ``float``, or ``modules`` is not a ``bool``.
+            ``int`` or ``float`` or is a ``bool``, or ``modules`` is not a ``bool``.
         ValueError: if ``norm_type`` is NaN or not positive, or ``model`` has no parameter
             that requires grad (here, or when the block starts) or, when the block starts, an
             uninitialised (lazy) parameter.
@@ -109,8 +112,17 @@ class GradNormRecorder:
         >>> recorder.parameter_norms, torch.linalg.vector_norm(half.weight.grad).item()
         ({'weight': [120000.0]}, inf)
 
+        A ``bfloat16`` gradient whose norm is above the largest ``float32``:
+
+        >>> bf16 = nn.Linear(4, 1, bias=False).bfloat16()
+        >>> with GradNormRecorder(bf16) as recorder:
+        ...     bf16(torch.full((1, 4), 3e38, dtype=torch.bfloat16)).sum().backward()
+        >>> round(recorder.parameter_norms["weight"][0] / 1e38, 2), torch.finfo(torch.float32).max
+        (6.01, 3.4028234663852886e+38)
+
         Two forward passes before one ``backward()``: two entries for a module's output, one
-        for a parameter. A recorder is entered once at a time, and a lazy model is refused:
+        for a parameter. A recorder is entered once at a time, and a lazy model and a ``bool``
+        ``norm_type`` are refused:
 
         >>> with GradNormRecorder(net, modules=True) as recorder:
         ...     (net(torch.ones(1, 2)).sum() + net(torch.ones(1, 2)).sum()).backward()
@@ -127,6 +139,20 @@ class GradNormRecorder:
         Traceback (most recent call last):
           ...
         ValueError: GradNormRecorder() expects model to be a model with initialised parameters ...
+        >>> GradNormRecorder(net, norm_type=True)
+        Traceback (most recent call last):
+          ...
+        TypeError: GradNormRecorder() expects norm_type to be an int or float, got bool True
+
+        A parameter frozen when the block starts is not watched, even if it is unfrozen
+        inside the block:
+
+        >>> _ = net[0].requires_grad_(False)
+        >>> with GradNormRecorder(net) as recorder:
+        ...     _ = net[0].requires_grad_(True)
+        ...     net(torch.ones(1, 2)).sum().backward()
+        >>> list(recorder.parameter_norms), net[0].weight.grad is not None
+        (['1.weight', '1.bias'], True)
     """
 
     def __init__(
