@@ -79,7 +79,18 @@ def _graph_tensor(caller: Callable[..., Any], tensor: object) -> torch.Tensor:
         )
         got = "a tensor whose grad_fn is None and requires_grad is False"
         raise argument_error(caller, "tensor", tensor, expected, got=got)
+    if tensor.grad_fn is None and tensor._is_view() and _accumulator(tensor) is None:
+        expected = "a tensor with an autograd graph (a leaf that requires grad on its own account)"
+        got = "a view whose requires_grad is its base's and that has no AccumulateGrad node"
+        raise argument_error(caller, "tensor", tensor, expected, got=got)
     return tensor
+
+
+def _accumulator(tensor: torch.Tensor) -> Any:
+    """The ``AccumulateGrad`` node of a leaf, or ``None`` (a view taken under ``no_grad``)."""
+    with torch.inference_mode(False), torch.enable_grad():
+        probe = tensor.view_as(tensor)
+    return None if probe.grad_fn is None else probe.grad_fn.next_functions[0][0]
 
 
 @dataclass
@@ -132,19 +143,23 @@ def walk_graph(tensor: torch.Tensor) -> list[GraphNode]:
 
     Starts at :attr:`torch.Tensor.grad_fn` and follows each node's
     ``next_functions``, depth first, each node once even when several paths reach
-    it (a shared sub-graph). A leaf that requires grad appears as the
+    it (a shared sub-graph). A leaf that requires grad on its own account appears as the
     ``AccumulateGrad`` node that writes its ``.grad``; an input that needs no gradient
-    appears nowhere (its ``next_functions`` entry is ``None``).
+    appears nowhere (its ``next_functions`` entry is ``None``), nor does a view taken
+    under ``torch.no_grad()`` whose ``requires_grad`` is its base's.
 
     Args:
-        tensor: a tensor with a ``grad_fn``, or a leaf that requires grad.
+        tensor: a tensor with a ``grad_fn``, or a leaf that requires grad on its own
+            account.
 
     Returns:
         The nodes in pre-order, the root first; ``node.id`` is the position in this list.
 
     Raises:
         TypeError: if ``tensor`` is not a :class:`torch.Tensor`.
-        ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad.
+        ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad, or is
+            a view without a ``grad_fn`` whose ``requires_grad`` is its base's (one taken
+            under ``torch.no_grad()``, say).
 
     Examples:
         >>> import torch
@@ -163,7 +178,8 @@ def walk_graph(tensor: torch.Tensor) -> list[GraphNode]:
         >>> walk_graph(y)[2].variable is w
         True
 
-        After ``backward()`` the saved tensors are released; a leaf is its own graph:
+        After ``backward()`` the saved tensors are released; a leaf that requires grad
+        on its own account, such as ``w``, is its own graph:
 
         >>> y.backward()
         >>> walk_graph(y)[1].saved
@@ -193,6 +209,20 @@ def walk_graph(tensor: torch.Tensor) -> list[GraphNode]:
         >>> s = sigmoid(w)
         >>> walk_graph(s)[0].name, walk_graph(s)[0].saved, len(s.grad_fn.saved_tensors)
         ('SigmoidBackward', (), 1)
+
+        A view taken under ``torch.no_grad()`` whose ``requires_grad`` is its base's has
+        no ``AccumulateGrad`` node: it is no graph of its own, and in another tensor's
+        graph it appears nowhere:
+
+        >>> base = torch.tensor([1.0, 2.0], requires_grad=True)
+        >>> with torch.no_grad():
+        ...     view = base[:1]
+        >>> view.requires_grad, [(node.name, node.children) for node in walk_graph(view * 3)]
+        (True, [('MulBackward0', ())])
+        >>> walk_graph(view)
+        Traceback (most recent call last):
+          ...
+        ValueError: walk_graph() expects tensor to be a tensor with an autograd graph (a leaf ...
     """
     return _walk(_graph_tensor(walk_graph, tensor)).nodes
 
@@ -257,7 +287,8 @@ def graph_text(
     run.
 
     Args:
-        tensor: a tensor with a ``grad_fn``, or a leaf that requires grad.
+        tensor: a tensor with a ``grad_fn``, or a leaf that requires grad on its own
+            account.
         names: optional ``{name: tensor}``: a leaf is labelled with its name and shape,
             a function node with the name of the tensor it produced.
         details: also label each leaf with its version counter and each backward
@@ -269,7 +300,9 @@ def graph_text(
     Raises:
         TypeError: if ``tensor`` is not a tensor, ``names`` does not map ``str`` to
             tensors, or ``details`` is not a ``bool``.
-        ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad.
+        ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad, or is
+            a view without a ``grad_fn`` whose ``requires_grad`` is its base's (one taken
+            under ``torch.no_grad()``, say).
 
     Examples:
         >>> import torch
@@ -357,7 +390,8 @@ def graph_dot(
     emitted once, with one edge per ``next_functions`` entry that points to it.
 
     Args:
-        tensor: a tensor with a ``grad_fn``, or a leaf that requires grad.
+        tensor: a tensor with a ``grad_fn``, or a leaf that requires grad on its own
+            account.
         names: optional ``{name: tensor}`` labels, as in :func:`graph_text`.
         details: label saved values and version counters, as in :func:`graph_text`.
 
@@ -367,7 +401,9 @@ def graph_dot(
     Raises:
         TypeError: if ``tensor`` is not a tensor, ``names`` does not map ``str`` to
             tensors, or ``details`` is not a ``bool``.
-        ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad.
+        ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad, or is
+            a view without a ``grad_fn`` whose ``requires_grad`` is its base's (one taken
+            under ``torch.no_grad()``, say).
 
     Examples:
         >>> import torch
