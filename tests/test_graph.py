@@ -221,6 +221,20 @@ def test_graph_functions_reject_tensor_without_graph(function: Callable[..., Any
         function(y)
 
 
+@pytest.mark.parametrize("function", FUNCTIONS, ids=lambda f: f.__name__)
+def test_graph_functions_reject_a_no_grad_view_and_leave_it_as_it_was(
+    function: Callable[..., Any],
+) -> None:
+    base = torch.tensor([1.0, 2.0], requires_grad=True)
+    with torch.no_grad():
+        view = base[:1]
+    with pytest.raises(ValueError, match=r"a view whose requires_grad is its base's"):
+        function(view)
+    assert (view.requires_grad, view.grad_fn, view._version, base._version) == (True, None, 0, 0)
+    view.requires_grad_()  # a flag of its own: now a leaf with an AccumulateGrad node
+    assert [node.name for node in walk_graph(view)] == ["AccumulateGrad"]
+
+
 @pytest.mark.parametrize("function", [graph_text, graph_dot], ids=lambda f: f.__name__)
 @pytest.mark.parametrize(
     ("names", "message"),
