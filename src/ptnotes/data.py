@@ -72,8 +72,8 @@ class TensorBatchDataset(Dataset[Batch]):
         (``batch_size=B``) must be given a pass-through ``collate_fn`` (for example
         ``collate_fn=lambda batch: batch``); :func:`batched_loader` avoids the question
         by turning automatic batching off. Without one, the default ``collate_fn``
-        stacks the batch's tensors into one, without an error when their shapes agree
-        (last example).
+        stacks the batch's tensors into one, without an error in the main process when
+        their shapes agree (last example).
 
     Args:
         *tensors: one or more tensors with the same size in dimension 0.
@@ -149,8 +149,28 @@ class TensorBatchDataset(Dataset[Batch]):
         Raises:
             TypeError: if ``index`` is of another type.
             ValueError: if an index tensor is not a 1-D ``int64`` or ``int32`` tensor
-                (an ``int16`` one or a boolean mask is refused too).
-            IndexError: if an index is out of range.
+                (an ``int16`` one or a boolean mask is refused too), or an index does not
+                fit in an int64.
+            IndexError: if an index that fits in an int64 is out of range.
+
+        Examples:
+            >>> import torch
+            >>> from ptnotes.data import TensorBatchDataset
+            >>> dataset = TensorBatchDataset(torch.arange(3))
+            >>> dataset[[-1]], dataset[1:]
+            ((tensor([2]),), (tensor([1, 2]),))
+            >>> dataset[[3]]
+            Traceback (most recent call last):
+              ...
+            IndexError: index 3 is out of bounds for dimension 0 with size 3
+            >>> dataset[2**63]
+            Traceback (most recent call last):
+              ...
+            ValueError: ...
+            >>> dataset[[2**63]]
+            Traceback (most recent call last):
+              ...
+            ValueError: TensorBatchDataset.__getitem__() expects index[0] to be an int in [...] ...
         """
         if isinstance(index, int | slice) and not isinstance(index, bool):
             return tuple(tensor[index] for tensor in self.tensors)
@@ -172,8 +192,22 @@ class TensorBatchDataset(Dataset[Batch]):
         Raises:
             TypeError: if ``indices`` is not a sequence of ints or a tensor.
             ValueError: if an index tensor is not a 1-D ``int64`` or ``int32`` tensor
-                (an ``int16`` one or a boolean mask is refused too).
-            IndexError: if an index is out of range.
+                (an ``int16`` one or a boolean mask is refused too), or an index does not
+                fit in an int64.
+            IndexError: if an index that fits in an int64 is out of range.
+
+        Examples:
+            >>> import torch
+            >>> from ptnotes.data import TensorBatchDataset
+            >>> dataset = TensorBatchDataset(torch.arange(3))
+            >>> dataset.__getitems__([3])
+            Traceback (most recent call last):
+              ...
+            IndexError: index 3 is out of bounds for dimension 0 with size 3
+            >>> dataset.__getitems__([2**63])
+            Traceback (most recent call last):
+              ...
+            ValueError: TensorBatchDataset.__getitems__() expects indices[0] to be an int in ...
         """
         rows = _index_tensor(TensorBatchDataset.__getitems__, "indices", indices)
         return tuple(tensor[rows] for tensor in self.tensors)
@@ -234,9 +268,7 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
     every ``num_replicas``-th index starting at ``r``; its share is then cut into batches.
     Every rank therefore gets a disjoint share of the same size ``n // num_replicas``
     (DistributedSampler's default pads instead, repeating a few samples so that no
-    sample is left out; equal sizes matter because a rank with one batch more would
-    wait in the gradient all-reduce for ranks that have stopped, until the process
-    group's timeout).
+    sample is left out).
 
     Shuffling is reproducible: with ``generator=None`` the permutation of an epoch is
     drawn from a generator seeded with ``seed + epoch``, so every rank draws the same
@@ -261,9 +293,10 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
     Raises:
         TypeError: if ``data_source`` is neither an int nor sized (a ``str`` is refused:
             its length counts characters), or an argument has the wrong type.
-        ValueError: if ``data_source`` or ``seed`` is negative or above ``2**63 - 1``,
-            ``batch_size`` or ``num_replicas`` is below 1, ``rank`` is outside
-            ``[0, num_replicas)``, or a ``generator`` is combined with several replicas.
+        ValueError: for an argument out of range, such as a negative ``data_source`` or
+            ``seed``, one of those or a ``batch_size`` above ``2**63 - 1``, a
+            ``batch_size`` or ``num_replicas`` below 1, a ``rank`` outside
+            ``[0, num_replicas)``, or a ``generator`` combined with several replicas.
 
     Examples:
         >>> import torch
@@ -316,8 +349,12 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
         >>> torch.equal(first, next(iter(sampler)))
         True
 
-        A seed or an epoch must fit in an int64:
+        A seed, a batch size or an epoch must fit in an int64:
 
+        >>> BatchIndexSampler(6, batch_size=2**63)
+        Traceback (most recent call last):
+          ...
+        ValueError: BatchIndexSampler() expects batch_size to be an int in [1, ...] (int64), ...
         >>> BatchIndexSampler(6, batch_size=2, seed=2**63)
         Traceback (most recent call last):
           ...
@@ -478,7 +515,7 @@ def batched_loader(
         shuffle: shuffle every epoch (see :class:`BatchIndexSampler` for the seeding).
         drop_last: drop each epoch's last, smaller batch.
         num_workers: the number of worker processes; ``0`` loads in the main process.
-        generator: the shuffle's random generator (single process only).
+        generator: the shuffle's random generator (with ``num_replicas=1`` only).
         num_replicas: the number of processes sharing the data (the world size).
         rank: this process's rank.
         seed: the base seed of the shuffle when ``generator`` is ``None``.
@@ -496,9 +533,10 @@ def batched_loader(
             :class:`~torch.utils.data.Subset` with a list of indices, a
             :class:`~torch.utils.data.ConcatDataset`: refused here rather than at the
             first batch), or an argument has the wrong type.
-        ValueError: if ``batch_size`` is below 1, ``num_workers`` or ``timeout`` is
-            negative, ``timeout`` is NaN, ``seed`` is outside ``[0, 2**63 - 1]``, or the
-            sharding arguments are inconsistent.
+        ValueError: for an argument out of range, such as a ``batch_size`` below 1 or
+            above ``2**63 - 1``, a negative ``num_workers`` or ``timeout``, a NaN or
+            infinite ``timeout``, a ``seed`` outside ``[0, 2**63 - 1]``, or inconsistent
+            sharding arguments (a ``generator`` with several replicas, say).
 
     Examples:
         >>> import torch
@@ -525,12 +563,25 @@ def batched_loader(
         >>> x.is_pinned() == torch.cuda.is_available()
         True
 
-        A NaN ``timeout`` and a negative ``seed`` are refused:
+        A NaN or infinite ``timeout``, a negative ``seed`` and a ``generator`` with several
+        replicas are refused (one replica takes a ``generator``, workers or not):
 
         >>> batched_loader(dataset, batch_size=4, timeout=float("nan"))
         Traceback (most recent call last):
           ...
         ValueError: batched_loader() expects timeout to be a number, not NaN, got float nan
+        >>> batched_loader(dataset, batch_size=4, timeout=float("inf"))
+        Traceback (most recent call last):
+          ...
+        ValueError: batched_loader() expects timeout to be a finite number, got float inf
+        >>> g = torch.Generator().manual_seed(0)
+        >>> batched_loader(dataset, batch_size=4, generator=g, num_replicas=2, rank=0)
+        Traceback (most recent call last):
+          ...
+        ValueError: batched_loader() expects generator to be None with num_replicas=2 ...
+        >>> loader = batched_loader(dataset, batch_size=4, shuffle=True, generator=g, num_workers=2)
+        >>> sorted(torch.cat([x for x, _ in loader]).tolist()) == dataset.tensors[0].tolist()
+        True
         >>> batched_loader(dataset, batch_size=4, seed=-1)
         Traceback (most recent call last):
           ...
