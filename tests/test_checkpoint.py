@@ -450,6 +450,36 @@ def test_a_load_failing_inside_load_state_dict_is_rolled_back(
         load_checkpoint(path, model, optimizer, scheduler)
 
 
+class _Expanded(nn.Module):
+    """A buffer that is an expanded view: ``load_state_dict`` cannot copy into it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("b", torch.zeros(1).expand(8))
+
+
+def test_a_load_failing_inside_the_models_load_state_dict_rolls_back_all_three(
+    tmp_path: Path, unchanged: Any
+) -> None:
+    # the model loads last, after the optimizer and the scheduler; its own failure (here
+    # also when putting it back) must not leave those two holding the file's state
+    model, optimizer, scheduler = _trained()
+    saved = nn.Sequential(*model, _Expanded())
+    saved[-1].b = torch.ones(8)
+    path = tmp_path / "ckpt.pt"
+    save_checkpoint(path, saved, optimizer, scheduler)
+    torch.manual_seed(5)
+    fresh = make_run()
+    train(fresh, range(1))
+    target = nn.Sequential(*fresh[0], _Expanded())
+    with (
+        pytest.raises(RuntimeError, match="Error\\(s\\) in loading state_dict"),
+        unchanged(target, fresh[1], fresh[2]),
+    ):
+        load_checkpoint(path, target, fresh[1], fresh[2])
+    assert fresh[1].param_groups[0]["lr"] != optimizer.param_groups[0]["lr"]
+
+
 def test_load_refuses_a_scheduler_of_another_optimizer(tmp_path: Path, unchanged: Any) -> None:
     path = _saved(tmp_path)
     model, optimizer, _ = make_run()

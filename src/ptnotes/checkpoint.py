@@ -301,12 +301,13 @@ def save_checkpoint(
     its format and format version, the classes of the three objects, the name in ``model`` of
     every parameter the optimizer holds, and the ptnotes and torch versions. ``extra`` takes
     what else a resumed run needs, such as the epoch or ``torch.get_rng_state()``; its values
-    must be of types that ``weights_only=True`` loads (tensors, ``bool``, ``int``, ``float``,
-    ``complex``, strings, bytes, ``None``, lists, tuples, sets and dicts of them, and torch's
-    ``dtype``, ``device`` and ``Size``: not NumPy values, a ``frozenset``, a
-    :class:`~fractions.Fraction` or :class:`~decimal.Decimal`, ``datetime``, ``range`` or
-    objects of a class of one's own, a :func:`~collections.namedtuple` included, although it
-    is a tuple). For a model wrapped in ``DistributedDataParallel`` pass ``ddp.module``.
+    must be of types that ``weights_only=True`` loads (such as tensors, ``bool``, ``int``,
+    ``float``, ``complex``, strings, bytes, ``None``, lists, tuples, sets and plain dicts of
+    them, and torch's ``dtype``, ``device`` and ``Size``: not NumPy values, a ``frozenset``, a
+    :class:`~collections.defaultdict`, a :class:`~fractions.Fraction` or
+    :class:`~decimal.Decimal`, ``datetime``, ``range`` or objects of a class of one's own, a
+    :func:`~collections.namedtuple` included, although it is a tuple). For a model wrapped
+    in ``DistributedDataParallel`` pass ``ddp.module``.
 
     The save is all-or-nothing, as a database writes: the payload is first serialised in
     memory and loaded back with ``weights_only=True`` (a value that could not be resumed is
@@ -348,8 +349,13 @@ def save_checkpoint(
         ['format', 'format_version', 'model', 'optimizer', 'optimizer_parameters', 'ptnotes',
          'scheduler', 'torch']
 
-        A ``frozenset`` and a ``Fraction`` are refused, although a set loads:
+        A ``frozenset``, a ``defaultdict`` and a ``Fraction`` are refused, although a set loads:
 
+        >>> from collections import defaultdict
+        >>> save_checkpoint(path, model, optimizer, counts=defaultdict(int, {"a": 1}))
+        Traceback (most recent call last):
+          ...
+        TypeError: save_checkpoint() expects counts ... got collections.defaultdict at counts, ...
         >>> from fractions import Fraction
         >>> save_checkpoint(path, model, optimizer, seen=frozenset({1, 2}))
         Traceback (most recent call last):
@@ -660,6 +666,16 @@ def _check_scheduler(
         raise argument_error(me, "scheduler", scheduler, expected, got=got)
 
 
+def _unchanged(current: object, saved: object) -> bool:
+    """Whether ``current`` still holds the tensor ``saved`` (``False`` where unsure)."""
+    if not isinstance(current, torch.Tensor) or not isinstance(saved, torch.Tensor):
+        return False
+    try:  # torch.equal has no kernel for some layouts (sparse): copy those back
+        return current.shape == saved.shape and torch.equal(current, saved)
+    except (RuntimeError, NotImplementedError):
+        return False
+
+
 class _Restore:
     """What :func:`load_checkpoint` puts back if anything fails half-way."""
 
@@ -688,7 +704,9 @@ class _Restore:
         self.schedule = None if scheduler is None else copy.deepcopy(scheduler.state_dict())
 
     def __call__(self) -> None:
-        self.model.load_state_dict(self.weights, strict=False)
+        # the optimizer and the scheduler first: putting the model back can fail too (a
+        # tensor its load could not write to, such as an expanded buffer, refuses the copy
+        # back as well), and must not leave them holding the file's state
         if self.optimizer is not None:
             assert self.optimizer_attributes is not None
             assert self.groups is not None
@@ -699,6 +717,13 @@ class _Restore:
         if self.scheduler is not None:
             assert self.schedule is not None
             self.scheduler.load_state_dict(self.schedule)
+        current = self.model.state_dict()
+        changed = {  # only what the failed load wrote: what it could not write stays as it was
+            key: value
+            for key, value in self.weights.items()
+            if not _unchanged(current.get(key), value)
+        }
+        self.model.load_state_dict(changed, strict=False)
 
 
 def load_checkpoint(
@@ -735,7 +760,9 @@ def load_checkpoint(
     parameter groups and which of the model's parameters the optimizer holds, in which
     order. If anything is refused (or fails while loading), ``model``, ``optimizer`` and
     ``scheduler`` are left exactly as they were (the model's state is copied first to make
-    that possible). Files written before the record of
+    that possible), but for the parameters of an uninitialised lazy module: a load that
+    fails inside the model's own ``load_state_dict`` leaves them with the saved shapes (see
+    the example of an expanded buffer). Files written before the record of
     classes existed still load; only the checks that need the record are skipped.
 
     Args:
@@ -834,6 +861,34 @@ def load_checkpoint(
         >>> step(resumed, resumed_adam)
         >>> torch.equal(resumed[0].weight, net[0].weight)
         True
+
+        A load that fails inside the model's own ``load_state_dict`` (here at an expanded
+        buffer, which refuses to be copied into) is rolled back too, the optimizer's options
+        included, but an uninitialised lazy module keeps the saved shapes:
+
+        >>> class Expanded(torch.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.register_buffer("b", torch.zeros(1).expand(2))
+        >>> plain = torch.nn.Sequential(torch.nn.Linear(2, 1), Expanded())
+        >>> plain[1].b = torch.ones(2)
+        >>> save_checkpoint(path, plain, torch.optim.SGD(plain.parameters(), lr=0.5))
+        >>> target = torch.nn.Sequential(torch.nn.Linear(2, 1), Expanded())
+        >>> sgd = torch.optim.SGD(target.parameters(), lr=0.1)
+        >>> before = target[0].weight.clone()
+        >>> load_checkpoint(path, target, sgd)
+        Traceback (most recent call last):
+          ...
+        RuntimeError: Error(s) in loading state_dict for Sequential:...
+        >>> torch.equal(target[0].weight, before), sgd.param_groups[0]["lr"]
+        (True, 0.1)
+        >>> lazy = torch.nn.Sequential(torch.nn.LazyLinear(1), Expanded())
+        >>> load_checkpoint(path, lazy)
+        Traceback (most recent call last):
+          ...
+        RuntimeError: Error(s) in loading state_dict for Sequential:...
+        >>> tuple(lazy[0].weight.shape)
+        (1, 2)
         >>> folder.cleanup()
     """
     me = load_checkpoint

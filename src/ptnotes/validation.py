@@ -498,9 +498,10 @@ def check_optimizer_options(
     ``optimizer.step()`` would run with the default instead, without an error. Where
     that keyword's default is not ``None`` (or it is ``foreach`` or ``fused``, flags
     when given), a value must have the type of the default: a finite number where the default is
-    a number (a one-element tensor too for ``lr``), a ``bool`` for a flag, a tuple or list
-    of finite numbers of the same length for ``betas``-like options; and the optimizer's
-    constructor must accept it alone (its range checks: a negative ``lr``, say). Each
+    a number (a one-element tensor too for ``lr``; not a negative one where the default is not
+    negative, although SGD itself accepts ``dampening=-1.0``), a ``bool`` for a flag, a tuple
+    or list of finite numbers of the same length for ``betas``-like options; and the
+    optimizer's constructor must accept it alone (its range checks: a negative ``lr``, say). Each
     option is checked on its own: a rule across options, such as SGD's ``nesterov``
     needing a ``momentum``, is left to the optimizer. ``"params"`` is refused: the
     parameters are not an option.
@@ -534,6 +535,16 @@ def check_optimizer_options(
         Traceback (most recent call last):
           ...
         ValueError: Nesterov momentum requires a momentum and zero dampening
+
+        A negative number is refused where the default is not negative, even one the
+        constructor takes:
+
+        >>> check_optimizer_options(param_groups, "options", {"dampening": -1.0}, torch.optim.SGD)
+        Traceback (most recent call last):
+          ...
+        ValueError: param_groups() expects options['dampening'] to be a number >= 0, got float -1.0
+        >>> torch.optim.SGD([p], lr=0.1, dampening=-1.0).defaults["dampening"]
+        -1.0
 
         ``line_search_fn``, whose default is ``None``, takes any value the constructor
         keeps but NaN (this one LBFGS refuses only in ``step``), and ``"params"`` is refused:
