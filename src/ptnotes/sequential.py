@@ -63,8 +63,11 @@ def sequential_from(
 
     The three styles give the same computation; they differ only in the child names,
     hence in the keys of :meth:`~torch.nn.Module.state_dict` (``"0.weight"`` versus
-    ``"conv1.weight"``). A checkpoint saved from one naming does not load into the
-    other with ``strict=True``. Integer indexing (``seq[0]``) works in every style.
+    ``"conv1.weight"``). When a layer with parameters is named other than its position,
+    a checkpoint saved from one naming does not load into the other with
+    ``strict=True``; a checkpoint of layers with no parameters or buffers, such as
+    ``nn.ReLU``, has no keys and does load. Integer indexing (``seq[0]``) works in every
+    style.
 
     The modules are used as they are, not copied: calling this twice with the same
     modules gives two containers that share their parameters.
@@ -112,7 +115,8 @@ def sequential_from(
         True
 
         The same modules in two builds are shared, not copied; the two namings' state
-        dicts do not load into each other; a name that is an attribute is torch's error:
+        dicts do not load into each other (the empty ones of layers with no parameters or
+        buffers do); a name that is an attribute is torch's error:
 
         >>> shared = layers()
         >>> by_position = sequential_from(shared, "positional")
@@ -124,6 +128,10 @@ def sequential_from(
           ...
         RuntimeError: Error(s) in loading state_dict for Sequential:
             Missing key(s) in state_dict: "conv1.weight", "conv1.bias". ...
+        >>> acts = [("act", nn.ReLU())]
+        >>> empty = sequential_from(acts, "positional").state_dict()
+        >>> sequential_from(acts, "add_module").load_state_dict(empty)
+        <All keys matched successfully>
         >>> sequential_from([("forward", nn.ReLU())], "ordered_dict")
         Traceback (most recent call last):
           ...
