@@ -179,12 +179,18 @@ def check_type(
         Traceback (most recent call last):
           ...
         TypeError: loader() expects shuffle to be a bool, got numpy.bool... True
+        >>> def repeat(times): ...
+        >>> check_type(repeat, "times", np.int64(2), int)
+        Traceback (most recent call last):
+          ...
+        TypeError: repeat() expects times to be an int, got numpy.int64 2
     """
     if isinstance(value, types):
         return value
     if expected is None:
         classes = types if isinstance(types, tuple) else (types,)
-        expected = "a " + " or ".join(public_name(c) for c in classes)
+        names = " or ".join(public_name(c) for c in classes)
+        expected = ("an " if names[0] in "aeiou" else "a ") + names
     raise _fail(TypeError, caller, name, expected, value)
 
 
