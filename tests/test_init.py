@@ -324,3 +324,70 @@ def test_string_dispatch_mismatches_leaves_a_parametrized_module_as_it_was(
     after = conv.state_dict()
     assert before.keys() == after.keys()
     assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_init_weights_initialises_a_low_precision_weight_norm(dtype: torch.dtype) -> None:
+    from torch.nn.utils.parametrizations import weight_norm
+
+    torch.manual_seed(0)
+    conv = weight_norm(nn.Conv2d(3, 8, 3)).to(dtype)
+    init_weights(conv)  # the recomputed weight differs from the draw by its rounding only
+    assert conv.weight.dtype == dtype
+    assert conv.bias.abs().sum().item() == 0.0
+    std = math.sqrt(2 / fan_out(conv.weight))
+    assert conv.weight.float().std().item() == pytest.approx(std, rel=0.35)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_init_weights_still_refuses_a_low_precision_spectral_norm(dtype: torch.dtype) -> None:
+    from torch.nn.utils.parametrizations import spectral_norm
+
+    torch.manual_seed(0)
+    layer = spectral_norm(nn.Linear(64, 64)).to(dtype)
+    before = {k: v.clone() for k, v in layer.state_dict().items()}
+    with pytest.raises(ValueError, match=r"parametrization .* cannot"):
+        init_weights(layer)  # weight / sigma is not the draw, even to half precision
+    assert all(torch.equal(v, before[k]) for k, v in layer.state_dict().items())
+
+
+def test_init_weights_puts_back_a_hook_computed_weight_when_the_bias_is_refused() -> None:
+    from torch.nn.utils import parametrize
+
+    class Exp(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x.exp()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # the hook API is deprecated
+        layer = nn.utils.weight_norm(nn.Linear(3, 3))
+    with torch.no_grad():
+        layer(torch.randn(1, 3))  # the hook's weight is now a plain tensor: it is written
+    parametrize.register_parametrization(layer, "bias", Exp())  # cannot take zeros
+    weight = layer.weight
+    before = weight.clone()
+    with pytest.raises(ValueError, match="bias can take"):
+        init_weights(layer)
+    assert layer.weight is weight
+    assert torch.equal(layer.weight, before)
+
+
+def test_init_weights_under_inference_mode_writes_a_normal_module() -> None:
+    layer = nn.Linear(4, 4)
+    with torch.inference_mode():
+        init_weights(layer)
+    assert layer.bias.abs().sum().item() == 0.0
+    assert layer.weight.is_leaf
+    assert layer.weight.requires_grad
+
+
+def test_a_refused_init_weights_leaves_a_pending_backward_working() -> None:
+    from torch.nn.utils.parametrizations import orthogonal
+
+    torch.manual_seed(0)
+    layer = orthogonal(nn.Linear(3, 3))
+    loss = layer(torch.randn(2, 3)).pow(2).sum()  # saves the parametrization's tensors
+    with pytest.raises(ValueError, match=r"parametrization .* cannot"):
+        init_weights(layer)
+    loss.backward()  # nothing was written back where nothing had changed
+    assert layer.parametrizations.weight.original.grad is not None

@@ -92,8 +92,9 @@ def init_weights(module: nn.Module) -> None:
     ``orthogonal``...) is computed from other tensors at every access: writing into it
     would change nothing. The new value is assigned instead, which the
     parametrization turns back into its own tensors (``right_inverse``); if the
-    effective weight does not then equal the new value (an orthogonal or
-    spectral-normalised weight cannot take any value), :class:`ValueError` is raised and
+    effective weight does not then equal the new value to within the weight's own precision
+    (an orthogonal or spectral-normalised weight cannot take any value; a bfloat16 weight
+    norm differs by its rounding only, and is accepted), :class:`ValueError` is raised and
     the module is put back as it was (its whole state dict: nothing half-initialised).
 
     Args:
@@ -150,6 +151,14 @@ def init_weights(module: nn.Module) -> None:
         ValueError: init_weights() expects module to be a module whose weight can take ...
         >>> torch.allclose(rotation.weight, before)
         True
+
+        A bfloat16 weight norm takes the draw to its own precision:
+
+        >>> from torch.nn.utils.parametrizations import weight_norm
+        >>> half_precision = weight_norm(nn.Conv2d(3, 8, 3)).to(torch.bfloat16)
+        >>> init_weights(half_precision)
+        >>> half_precision.weight.dtype, half_precision.bias.abs().sum().item()
+        (torch.bfloat16, 0.0)
     """
     check_type(init_weights, "module", module, nn.Module)
     kind = _isinstance_kind(module)
@@ -183,12 +192,31 @@ class _Saved:
                 for name, tensor in table.items():
                     if tensor is not None and not is_lazy(tensor):
                         self.entries.append((table, name, tensor, tensor.detach().clone()))
+            # a tensor kept as a plain attribute, such as the weight that the hook-based
+            # torch.nn.utils.weight_norm computes: init_weights may write into it too
+            attributes = vars(owner)
+            for name in ("weight", "bias"):
+                tensor = attributes.get(name)
+                if isinstance(tensor, torch.Tensor) and not is_lazy(tensor):
+                    self.entries.append((attributes, name, tensor, tensor.detach().clone()))
 
     def restore(self) -> None:
         with torch.no_grad():
             for table, name, tensor, value in self.entries:
-                table[name] = tensor  # the object itself, if something replaced it
-                tensor.copy_(value)
+                if table.get(name) is not tensor:
+                    table[name] = tensor  # the object itself, if something replaced it
+                if not _equal(tensor, value):
+                    # an unchanged tensor is not written: a write would bump its version
+                    # counter and break a backward pending from an earlier forward
+                    tensor.copy_(value)
+
+
+def _equal(tensor: torch.Tensor, value: torch.Tensor) -> bool:
+    """Whether ``tensor`` still holds ``value`` (False where that cannot be told, on meta)."""
+    try:
+        return tensor.shape == value.shape and bool(torch.equal(tensor, value))
+    except (NotImplementedError, RuntimeError):
+        return False
 
 
 def _initialise(
@@ -221,7 +249,10 @@ def _assign(module: nn.Module, name: str, current: torch.Tensor, value: torch.Te
         parametrizations: Any = getattr(module, "parametrizations")  # noqa: B009
         try:
             setattr(module, name, value)
-            done = torch.allclose(getattr(module, name), value, rtol=1e-4, atol=1e-6)
+            # a half or bfloat16 weight norm recomputes the weight to its own precision
+            eps = torch.finfo(value.dtype).eps if value.is_floating_point() else 0.0
+            tolerance = max(1e-4, 4 * eps)
+            done = torch.allclose(getattr(module, name), value, rtol=tolerance, atol=1e-6)
         except (NotImplementedError, RuntimeError, ValueError):
             done = False
         if not done:
