@@ -163,8 +163,7 @@ class ConvBNReLU(nn.Sequential):
     ``"1"`` (batch norm) and ``"2"`` (ReLU), so its ``state_dict`` keys read
     ``0.weight``, ``1.running_mean``, and so on. Indexing (``block[0]``) and iterating
     work; slicing does not: :class:`torch.nn.Sequential` builds a slice by calling
-    ``type(self)(OrderedDict(...))``, which this ``__init__`` (like that of any
-    subclass with other arguments) does not accept. Write
+    ``type(self)(OrderedDict(...))``, which this ``__init__`` does not accept. Write
     ``nn.Sequential(*list(block)[:2])`` instead.
 
     Args:
