@@ -41,7 +41,8 @@ def to_numpy(tensor: torch.Tensor, *, copy: bool = False) -> npt.NDArray[np.gene
             ``bool`` (a ``numpy.bool_`` counts as one).
         ValueError: if ``tensor`` is not strided (sparse, ``mkldnn``), is nested (even
             with rows of one length) or on the meta device, or its dtype has no NumPy
-            twin (``bfloat16``, ``complex32``, the float8 and quantized dtypes).
+            twin, such as ``bfloat16``, ``complex32``, ``uint3``, the float8 and quantized
+            dtypes.
 
     Examples:
         >>> import torch
@@ -68,6 +69,17 @@ def to_numpy(tensor: torch.Tensor, *, copy: bool = False) -> npt.NDArray[np.gene
         ...     z[0] = 0
         >>> conjugate
         array([1.-2.j], dtype=complex64)
+
+        A dtype NumPy has no twin for is refused, a sub-byte one as well as ``bfloat16``:
+
+        >>> to_numpy(torch.empty(2, dtype=torch.uint3))
+        Traceback (most recent call last):
+          ...
+        ValueError: to_numpy() expects tensor to be of a dtype NumPy has ... torch.uint3
+        >>> to_numpy(torch.ones(2, dtype=torch.bfloat16))
+        Traceback (most recent call last):
+          ...
+        ValueError: to_numpy() expects tensor to be of a dtype NumPy has ... torch.bfloat16
     """
     check_type(to_numpy, "tensor", tensor, torch.Tensor)
     copy_ = check_bool(to_numpy, "copy", copy)
