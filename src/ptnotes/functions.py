@@ -211,10 +211,11 @@ def round_ste(x: torch.Tensor) -> torch.Tensor:
 class Sort(torch.autograd.Function):
     """Sort along a dimension, returning differentiable values and integer indices.
 
-    The index output is an integer tensor: it cannot carry a gradient, and
-    ``ctx.mark_non_differentiable`` tells autograd so (it gets ``requires_grad=False``
-    even when the input requires grad). :meth:`backward` must still accept one
-    gradient per output; the one for the indices is ignored. The gradient of the
+    The index output is an ``int64`` tensor, which cannot carry a gradient: it gets
+    ``requires_grad=False`` even when the input requires grad, and would without
+    ``ctx.mark_non_differentiable`` too (the example below); the mark states it
+    explicitly. :meth:`backward` must still accept one gradient per output; the one for
+    the indices is ignored. The gradient of the
     values is sent back to the position each value came from with ``scatter``, itself
     differentiable, so double backward works.
 
@@ -227,6 +228,19 @@ class Sort(torch.autograd.Function):
         >>> values, indices = Sort.apply(x, -1, False)
         >>> values.requires_grad, indices.requires_grad
         (True, False)
+
+        The same ``int64`` output from a ``Function`` that does not mark it:
+
+        >>> class Unmarked(torch.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         return tuple(torch.sort(x))
+        ...
+        ...     @staticmethod
+        ...     def backward(ctx, grad_values, grad_indices):
+        ...         return grad_values
+        >>> Unmarked.apply(x)[1].requires_grad
+        False
     """
 
     @staticmethod
@@ -287,7 +301,8 @@ def sort(
 
     Raises:
         TypeError: if ``x`` is not a floating point :class:`torch.Tensor`, ``dim`` is
-            not an ``int`` or ``descending`` is not a ``bool``.
+            not an ``int`` (a NumPy integer is accepted, a ``bool`` is not) or
+            ``descending`` is not a ``bool`` (a ``numpy.bool_`` is accepted).
         ValueError: if ``dim`` is out of range for ``x``.
 
     Examples:
@@ -305,6 +320,13 @@ def sort(
         >>> x64 = torch.randn(5, dtype=torch.float64, requires_grad=True)
         >>> torch.autograd.gradgradcheck(lambda t: sort(t)[0], (x64,))  # double backward
         True
+        >>> import numpy as np
+        >>> sort(torch.tensor([1.0, 3.0]), dim=np.int64(0), descending=np.bool_(True))[0]
+        tensor([3., 1.])
+        >>> sort(torch.tensor([1.0, 3.0]), dim=True)
+        Traceback (most recent call last):
+          ...
+        TypeError: sort() expects dim to be an int, got bool True
     """
     _floating(sort, x)
     ndim = max(x.dim(), 1)
@@ -397,11 +419,13 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
 
     Raises:
         TypeError: if ``x`` is not a floating point :class:`torch.Tensor`, or a bound
-            is not an ``int`` or ``float``.
-        ValueError: if a bound is NaN, ``min > max``, or ``x`` is a leaf that requires
-            grad or a view of one (``w[:2]``), with grad mode on; an expanded view
-            (``expand``); or a tensor made under :class:`torch.inference_mode`, outside it:
-            refused before anything is written.
+            is not an ``int`` or ``float`` (a NumPy integer or floating scalar is
+            accepted; a ``bool`` and a 0-d tensor are not).
+        ValueError: for a bound or an ``x`` refused before anything is written, such as
+            a NaN bound, ``min > max``, an ``int`` bound beyond the range of a ``float``,
+            ``x`` a leaf that requires grad or a view of one (``w[:2]``) with grad mode
+            on, an expanded view (``expand``), or a tensor made under
+            :class:`torch.inference_mode`, outside it.
 
     Examples:
         >>> import torch
@@ -449,6 +473,23 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         Traceback (most recent call last):
           ...
         ValueError: clamp_() expects x to be a tensor that may be modified in place here ...
+        >>> made
+        tensor([2.])
+
+        A NumPy integer or floating scalar is a bound; a ``bool``, a 0-d tensor and an
+        ``int`` too large for a ``float`` are not:
+
+        >>> import numpy as np
+        >>> clamp_(torch.tensor([2.0]), np.float32(-1.0), np.int64(1))
+        tensor([1.])
+        >>> for bound in (True, torch.tensor(1.0), 10**400):
+        ...     try:
+        ...         clamp_(torch.tensor([2.0]), -1.0, bound)
+        ...     except (TypeError, ValueError) as error:
+        ...         print(type(error).__name__, str(error).split(", got")[0])
+        TypeError clamp_() expects max to be an int or float
+        TypeError clamp_() expects max to be an int or float
+        ValueError clamp_() expects max to be a number within the range of a float
     """
     _floating(clamp_, x)
     low = check_number(clamp_, "min", min, finite=False)
