@@ -28,7 +28,7 @@ does. ``tests/test_reviews.py`` fails when a page has no current record.
 Command line (with ``tools/`` installed)::
 
     python -m ptnotes_dev.reviews record docs/autograd/inplace.md --reviewer NAME \\
-        --checked 14 --refuted 2 --fixed 2 [--refutations FILE.toml] [--no-zh] [--cross-read]
+        --checked 14 --refuted 2 --fixed 2 [--refutations FILE.toml] [--cross-read | --replace]
     python -m ptnotes_dev.reviews status      # pages without a current record
     python -m ptnotes_dev.reviews report      # Markdown: each page's counts, every refutation
     python -m ptnotes_dev.reviews history docs/autograd/inplace.md  # what earlier fixes wrote
@@ -369,7 +369,6 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("checked", "refuted", "fixed"):
         rec.add_argument(f"--{name}", type=int, required=True)
     rec.add_argument("--refutations", type=Path, help="a TOML file of [[refutation]] tables")
-    rec.add_argument("--no-zh", action="store_true", help="the zh_CN catalog was not read")
     rec.add_argument(
         "--cross-read", action="store_true",
         help="a further reading: add its counts and refutations to the page's record",
@@ -404,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         review = record(
             args.page, args.reviewer, args.checked, args.refuted, args.fixed,
-            items, zh_read=not args.no_zh, cross_read=args.cross_read, replace=args.replace,
+            items, cross_read=args.cross_read, replace=args.replace,
         )  # fmt: skip
     except ValueError as error:
         print(f"not recorded: {error}", file=sys.stderr)
