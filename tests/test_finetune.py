@@ -161,6 +161,67 @@ def test_replace_head_rejects_new_head_that_is_not_a_module(model: SmallCNN) -> 
         replace_head(model, "fc", lambda x: x)  # type: ignore[arg-type]
 
 
+class _LockedHead(nn.Module):
+    """Registers an assigned head, then refuses it: its __setattr__ raises afterwards."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(2, 2)
+        self.locked = True
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name == "head" and getattr(self, "locked", False):
+            raise RuntimeError("head is locked")
+
+
+class _WrappedHead(nn.Module):
+    """Wraps every module assigned to head, so assignment never stores the module given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(2, 2)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "head" and isinstance(value, nn.Module):
+            value = nn.Sequential(value)
+        super().__setattr__(name, value)
+
+
+def test_replace_head_puts_the_old_head_back_when_assignment_raises() -> None:
+    model = _LockedHead()
+    old = model.head
+    with pytest.raises(RuntimeError, match="head is locked"):
+        replace_head(model, "head", nn.Linear(2, 3))
+    assert model.head is old
+    assert [name for name, _ in model.named_parameters()] == ["head.weight", "head.bias"]
+
+
+def test_replace_head_refused_leaves_exactly_the_old_head() -> None:
+    model = _WrappedHead()
+    old = model.head  # Sequential(Linear)
+    with pytest.raises(ValueError, match="does not let be replaced"):
+        replace_head(model, "head", nn.Linear(2, 3))
+    assert model.head is old  # not wrapped once more by the rollback
+
+
+def test_unfreeze_that_torch_refuses_midway_changes_nothing() -> None:
+    trainable_first = nn.Linear(2, 2)
+    with torch.inference_mode():
+        inference_made = nn.Linear(2, 2)  # its parameters are inference tensors
+    model = nn.Sequential(trainable_first, inference_made)
+    freeze(model)
+    with pytest.raises(RuntimeError, match="inference tensor"):
+        unfreeze(model)
+    assert trainable(model) == []
+
+
+def test_freeze_with_a_pattern_list_changes_nothing(model: SmallCNN) -> None:
+    with pytest.raises(TypeError, match="None, a str or a callable"):
+        freeze(model, ["fc.*", "no.such.*"])  # type: ignore[arg-type]
+    assert trainable(model) == ALL
+
+
 # -- param_groups -----------------------------------------------------------------------
 
 

@@ -230,8 +230,9 @@ def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
             neither ``None``, a ``str`` nor a callable, or a predicate returns something
             other than a ``bool`` (a ``numpy.bool_`` counts as one; a tensor does not).
         ValueError: if a pattern or predicate selects no parameter, the pattern is
-            empty, or it selects a parameter that cannot require grad (an integer one).
-            Nothing is unfrozen then: the selection is checked before the first change.
+            empty, or it selects a parameter that cannot require grad (one neither
+            floating point nor complex, such as an integer or a ``bool`` one). Nothing is
+            unfrozen then: the selection is checked before the first change.
 
     Examples:
         >>> from ptnotes.finetune import freeze, unfreeze
@@ -241,6 +242,21 @@ def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         6
         >>> unfreeze(model, lambda name, p: name.startswith("features.3"))
         ['features.3.weight', 'features.3.bias']
+
+        A ``bool`` parameter cannot require grad; selecting it unfreezes nothing:
+
+        >>> import torch
+        >>> from torch import nn
+        >>> mixed = nn.ParameterDict(
+        ...     {"w": nn.Parameter(torch.ones(2), requires_grad=False),
+        ...      "mask": nn.Parameter(torch.ones(2, dtype=torch.bool), requires_grad=False)}
+        ... )
+        >>> unfreeze(mixed)
+        Traceback (most recent call last):
+          ...
+        ValueError: unfreeze() expects pattern to be a selection ... of dtype torch.bool
+        >>> mixed["w"].requires_grad
+        False
     """
     return _set_requires_grad(unfreeze, module, pattern, requires_grad=True)
 
@@ -250,9 +266,10 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
 
     Assigning a module to an attribute registers it as a child (``nn.Module``'s
     ``__setattr__``), so the new head's parameters appear in
-    :meth:`~torch.nn.Module.parameters` at once. They are trainable (a new
-    :class:`torch.nn.Linear` is created with ``requires_grad=True``) even if the rest
-    of the model is frozen, which is the usual transfer-learning set-up. The new head
+    :meth:`~torch.nn.Module.parameters` at once. A newly created head's parameters are
+    trainable (a new :class:`torch.nn.Linear` is created with ``requires_grad=True``) even
+    if the rest of the model is frozen, which is the usual transfer-learning set-up;
+    ``requires_grad`` is not changed, so a frozen module put in stays frozen. The new head
     is *not* moved: put it on the model's device and dtype yourself. An optimizer
     built before the swap still holds the old head's parameters: build it after.
 
@@ -283,6 +300,20 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
         Linear(in_features=16, out_features=10, bias=True)
         >>> model.fc
         Linear(in_features=16, out_features=3, bias=True)
+        >>> replace_head(model, "f?", nn.Linear(16, 3))  # a name, not a pattern
+        Traceback (most recent call last):
+          ...
+        ValueError: replace_head() expects attr to be the name of a submodule of SmallCNN ...
+
+        ``requires_grad`` stays as the new head has it:
+
+        >>> _ = model.requires_grad_(False)
+        >>> _ = replace_head(model, "fc", nn.Linear(16, 3))
+        >>> [name for name, p in model.named_parameters() if p.requires_grad]
+        ['fc.weight', 'fc.bias']
+        >>> _ = replace_head(model, "fc", nn.Linear(16, 3).requires_grad_(False))
+        >>> [name for name, p in model.named_parameters() if p.requires_grad]
+        []
 
         A module cannot be put inside itself, the model's or a nested parent's:
 
@@ -324,9 +355,15 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
         expected = "a module that does not contain the model (a module cannot be its own child)"
         got = f"{type(new_head).__name__}, which contains {attr.rpartition('.')[0] or 'model'}"
         raise argument_error(me, "new_head", new_head, expected, got=got)
-    setattr(parent, child, new_head)
-    if getattr(parent, child) is not new_head:  # a __setattr__ or __getattr__ of its own
-        setattr(parent, child, old)
+    try:
+        setattr(parent, child, new_head)
+        replaced = getattr(parent, child) is new_head
+    except BaseException:
+        # all or nothing: a __setattr__ of its own may have registered new_head, then raised
+        parent._modules[child] = old
+        raise
+    if not replaced:  # a __setattr__ or __getattr__ of its own
+        parent._modules[child] = old  # what was registered, not through that __setattr__ again
         expected = "the name of a submodule that assignment replaces"
         got = f"{attr!r}, which {type(parent).__name__} does not let be replaced"
         raise argument_error(me, "attr", attr, expected, got=got)
