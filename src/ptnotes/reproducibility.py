@@ -193,7 +193,8 @@ def seed_worker(worker_id: int) -> list[str]:
     ``numpy.random.RandomState`` and :class:`torch.Generator` objects held in an instance
     attribute (one in the object's ``__dict__``) of the worker's dataset, directly or in
     a list or tuple (not in a list nested in another), and in the same way in the
-    datasets it holds (a ``Subset``'s ``dataset``, a ``ConcatDataset``'s ``datasets``).
+    :class:`~torch.utils.data.Dataset` objects it holds (a ``Subset``'s ``dataset``, a
+    ``ConcatDataset``'s ``datasets``).
     Each is reseeded in place, in attribute order, from a
     :class:`numpy.random.SeedSequence` of the worker's seed spawned once per generator:
     the workers draw different numbers, the same ones in every run where the loader's
@@ -203,7 +204,8 @@ def seed_worker(worker_id: int) -> list[str]:
 
     A generator held in any other way, in a dict (a ``StackDataset`` of keyword
     datasets), in a ``__slots__`` slot, in a nested list, or inside an object that is
-    not a dataset (a transform), is not found:
+    not a :class:`~torch.utils.data.Dataset` (a transform, or an indexable dataset class
+    that does not subclass it), is not found:
     reseed it in a ``worker_init_fn`` of your own, from ``get_worker_info().seed``.
 
     Args:
@@ -263,6 +265,21 @@ def seed_worker(worker_id: int) -> list[str]:
         >>> workers_draw_alike(Draws()), workers_draw_alike(SlotDraws())
         (False, True)
         >>> workers_draw_alike(NestedDraws())
+        True
+
+        A wrapped dataset is searched only if it subclasses ``Dataset``:
+
+        >>> from torch.utils.data import Subset
+        >>> class PlainDraws:  # indexable, so a loader takes it, but not a Dataset
+        ...     def __init__(self):
+        ...         self.rng = np.random.default_rng(0)
+        ...     def __len__(self):
+        ...         return 2
+        ...     def __getitem__(self, i):
+        ...         return float(self.rng.random())
+        >>> workers_draw_alike(Subset(Draws(), [0, 1]))
+        False
+        >>> workers_draw_alike(Subset(PlainDraws(), [0, 1]))
         True
     """
     me = seed_worker
