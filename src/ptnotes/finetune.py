@@ -112,7 +112,8 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
     :class:`torch.optim.LBFGS`, whose history of steps taken before the freeze still moves
     them (the LBFGS example). Freezing does not clear a gradient they already hold: after
     a ``backward()``, call ``optimizer.zero_grad()`` (``set_to_none=True``, the default)
-    before freezing, or the next ``step()`` still moves them (the SGD example).
+    before the next ``step()``, before or after freezing, or that ``step()`` still moves
+    them (the SGD examples).
 
     Freezing does not touch the *buffers*: a :class:`torch.nn.BatchNorm2d` in training
     mode keeps updating its running mean and variance. Call ``.eval()`` on such
@@ -179,6 +180,19 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         >>> sgd.step()
         >>> torch.equal(net[0].weight, before)
         False
+
+        ``zero_grad()`` called after the freeze clears that gradient too:
+
+        >>> head = nn.Linear(2, 1)
+        >>> sgd = torch.optim.SGD(head.parameters(), lr=0.1)
+        >>> head(torch.ones(1, 2)).sum().backward()
+        >>> freeze(head)
+        ['weight', 'bias']
+        >>> sgd.zero_grad()
+        >>> before = head.weight.clone()
+        >>> sgd.step()
+        >>> head.weight.grad is None, torch.equal(head.weight, before)
+        (True, True)
 
         LBFGS moves a frozen parameter without a gradient, from its earlier steps' history:
 
