@@ -402,9 +402,10 @@ def param_groups(
     Options are checked here, where a mistake is made, rather than at
     ``optimizer.step()``: each key must be an option of ``optimizer`` (or, when it is
     not given, of some :mod:`torch.optim` optimizer) and each value must be of a kind
-    that option takes: a number (``int`` or ``float``) where the default is a number,
-    a one-element tensor too for ``lr``, a ``bool`` for a flag, a tuple or a list for
-    ``betas`` (see :func:`ptnotes.validation.check_optimizer_options`).
+    that option takes: a number (an ``int`` or a ``float``, or a NumPy number such as a
+    ``numpy.float32``) where the default is a number, a one-element tensor too for ``lr``,
+    a ``bool`` (or a ``numpy.bool_``) for a flag, a tuple or a list for ``betas`` (see
+    :func:`ptnotes.validation.check_optimizer_options`).
 
     Ambiguity is an error rather than a silent choice: a parameter matched by two
     patterns, a pattern that matches nothing (often a typo), or a frozen parameter
@@ -462,6 +463,14 @@ def param_groups(
         Traceback (most recent call last):
           ...
         TypeError: param_groups() expects groups['fc.*']['lr'] to be an int or float, got bool True
+
+        NumPy scalars are taken too, a ``numpy.float32`` for a number, a ``numpy.bool_`` for a
+        flag:
+
+        >>> import numpy as np
+        >>> numpy_options = {"momentum": np.float32(0.9), "nesterov": np.bool_(True)}
+        >>> sorted(param_groups(model, {"fc.*": numpy_options}, optimizer=torch.optim.SGD)[0])
+        ['momentum', 'nesterov', 'params']
 
         A frozen parameter no pattern names is left out; one a pattern names is refused:
 
