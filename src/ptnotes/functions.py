@@ -134,7 +134,8 @@ def sigmoid(x: torch.Tensor) -> torch.Tensor:
         True
 
         The hand-written backward passes :func:`torch.autograd.gradcheck` and, because
-        it is itself differentiable, :func:`torch.autograd.gradgradcheck`:
+        autograd differentiates it again through the saved output (see :class:`Sigmoid`),
+        :func:`torch.autograd.gradgradcheck`:
 
         >>> x64 = torch.randn(4, dtype=torch.float64, requires_grad=True)
         >>> torch.autograd.gradcheck(sigmoid, (x64,))
