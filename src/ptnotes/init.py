@@ -288,8 +288,8 @@ def classname_init(module: nn.Module) -> None:
 
     This function applies the same matching (case-sensitive substring of
     ``type(module).__name__``) and the same values, written safely: through
-    :mod:`torch.nn.init` under :class:`torch.no_grad` instead of ``.data``. Where the
-    recipe would crash or silently do nothing, it skips the module instead:
+    :mod:`torch.nn.init` under :class:`torch.no_grad` instead of ``.data``. In the cases
+    below, where the recipe would crash or silently do nothing, it skips the module instead:
 
     * the name matches but there is no ``weight`` (a container such as a user class
       ``ConvBlock``, or :class:`ptnotes.layers.ConvBNReLU`): the recipe raises
@@ -303,6 +303,10 @@ def classname_init(module: nn.Module) -> None:
       ``spectral_norm``...): the recipe writes into a tensor computed for that one
       access, which changes nothing; the weight is not even read here (a spectral norm's
       read in training mode updates its ``_u`` and ``_v`` buffers).
+
+    A batch norm whose bias alone is ``None`` is not skipped: the recipe draws its weight
+    and then raises :class:`AttributeError` on the bias; this function draws the weight
+    and leaves the bias ``None``.
 
     The conv bias keeps its default, as in the recipe. Prefer :func:`init_weights`;
     :func:`string_dispatch_mismatches` lists the modules the two approaches sort into
@@ -336,6 +340,14 @@ def classname_init(module: nn.Module) -> None:
         >>> classname_init(conv)
         >>> all(torch.equal(v, state[k]) for k, v in conv.state_dict().items())
         True
+
+        A batch norm whose bias alone is ``None`` gets its weight drawn:
+
+        >>> no_bias = nn.BatchNorm2d(4)
+        >>> no_bias.bias = None
+        >>> classname_init(no_bias)
+        >>> bool((no_bias.weight != 1).all()), no_bias.bias
+        (True, None)
     """
     check_type(classname_init, "module", module, nn.Module)
     kind = _classname_kind(module)
@@ -427,9 +439,11 @@ def string_dispatch_mismatches(model: nn.Module) -> list[tuple[str, str, str]]:
                 mismatches.append((name, classname, reason))
                 continue
             if isinstance(weight, torch.Tensor) and is_lazy(weight):
+                # init_weights refuses only a module its isinstance rule matches
+                verdict = "raises ValueError" if by_type is not None else "leaves it untouched"
                 reason = (
                     f"name matches {by_name!r} but weight is uninitialised (lazy); the recipe "
-                    "has no effect and init_weights raises ValueError"
+                    f"has no effect and init_weights {verdict}"
                 )
                 mismatches.append((name, classname, reason))
                 continue
