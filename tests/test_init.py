@@ -424,3 +424,18 @@ def test_string_dispatch_mismatches_reason_for_a_lazy_module_init_weights_does_n
     assert reason.endswith("the recipe has no effect and init_weights leaves it untouched")
     ((_, _, lazy_conv_reason),) = string_dispatch_mismatches(nn.LazyConv2d(2, 3))
     assert lazy_conv_reason.endswith("init_weights raises ValueError")
+
+
+def test_init_weights_on_a_hook_weight_norm_after_an_inference_mode_forward() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hooked = torch.nn.utils.weight_norm(nn.Linear(3, 3))
+    with torch.inference_mode():
+        hooked(torch.ones(1, 3))
+    assert hooked.weight.grad_fn is None  # no graph, and still not overwritten
+    state = {k: v.clone() for k, v in hooked.state_dict().items()}
+    weight = hooked.weight.clone()
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
+        init_weights(hooked)
+    assert torch.equal(hooked.weight, weight)
+    assert all(torch.equal(v, state[k]) for k, v in hooked.state_dict().items())

@@ -107,11 +107,13 @@ def init_weights(module: nn.Module) -> None:
             for example :class:`torch.nn.LazyConv2d` before its first forward (its
             own initialisation would overwrite ours at that first forward); or its
             weight is computed from other tensors and cannot take the new value. The
-            hook-based :func:`torch.nn.utils.weight_norm` is refused only while its
+            hook-based :func:`torch.nn.utils.weight_norm` is refused while its
             ``weight`` carries a graph: after a forward under :class:`torch.no_grad`
             that ``weight`` is a plain tensor, is overwritten without an error, and the
             next forward recomputes it from ``weight_g`` and ``weight_v``, which keep
-            their values.
+            their values. After a forward under :func:`torch.inference_mode` that
+            ``weight`` is an inference tensor: outside inference mode the write raises
+            torch's :class:`RuntimeError` instead, and the module is put back as it was.
 
     Examples:
         >>> import torch
@@ -159,6 +161,22 @@ def init_weights(module: nn.Module) -> None:
         >>> init_weights(half_precision)
         >>> half_precision.weight.dtype, half_precision.bias.abs().sum().item()
         (torch.bfloat16, 0.0)
+
+        A hook-based weight norm after a forward under inference mode:
+
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")  # torch.nn.utils.weight_norm is deprecated
+        ...     hooked = torch.nn.utils.weight_norm(nn.Linear(3, 3))
+        >>> with torch.inference_mode():
+        ...     _ = hooked(torch.ones(1, 3))
+        >>> bias_before = hooked.bias.clone()
+        >>> init_weights(hooked)
+        Traceback (most recent call last):
+          ...
+        RuntimeError: Inplace update to inference tensor outside InferenceMode is not allowed...
+        >>> torch.equal(hooked.bias, bias_before)
+        True
     """
     check_type(init_weights, "module", module, nn.Module)
     kind = _isinstance_kind(module)
