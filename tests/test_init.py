@@ -397,9 +397,9 @@ def test_classname_init_draws_the_weight_of_a_batch_norm_whose_bias_is_none() ->
     recipe_target, safe = nn.BatchNorm2d(4), nn.BatchNorm2d(4)
     recipe_target.bias = None
     safe.bias = None
+    recipe_target.weight.data.normal_(1.0, 0.02)  # the notes' recipe, BatchNorm branch: the
     with pytest.raises(AttributeError, match="'NoneType' object has no attribute 'data'"):
-        recipe_target.weight.data.normal_(1.0, 0.02)
-        recipe_target.bias.data.fill_(0)  # the notes' recipe, BatchNorm branch
+        recipe_target.bias.data.fill_(0)  # weight is drawn, then the bias crashes
     classname_init(safe)
     assert safe.bias is None
     assert bool((safe.weight != 1).all())
