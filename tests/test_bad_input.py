@@ -2646,6 +2646,16 @@ VALIDATION_RESULTS = [
         lambda: check_number(_f, "x", 3),
         lambda x: x == 3.0 and isinstance(x, float),
     ),
+    result(
+        "validation:check_optimizer_options:lr=numpy.float32-as-given",
+        lambda: check_optimizer_options(_f, "options", {"lr": np.float32(0.1)}, torch.optim.SGD),
+        lambda o: type(o["lr"]) is np.float32,
+    ),
+    result(
+        "validation:check_optimizer_options:lr=1-element-tensor-as-given",
+        lambda: check_optimizer_options(_f, "options", {"lr": torch.tensor([0.1])}),
+        lambda o: isinstance(o["lr"], torch.Tensor) and o["lr"].shape == (1,),
+    ),
 ]
 
 # -- the kinds of issue 21: NumPy scalars, huge integers, all-or-nothing --------------------

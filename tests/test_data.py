@@ -202,6 +202,18 @@ def test_sampler_len_is_number_of_batches(
         assert len(sampler) == len(list(sampler))
 
 
+@pytest.mark.parametrize("drop_last", [False, True])
+@pytest.mark.parametrize(
+    ("n", "batch_size"), [(2**53 + 1, 1), (2**53 + 1, 2), (2**63 - 1, 3), (2**63 - 1, 2**62)]
+)
+def test_sampler_len_is_exact_beyond_float_precision(
+    n: int, batch_size: int, drop_last: bool
+) -> None:
+    sampler = BatchIndexSampler(n, batch_size, drop_last=drop_last)
+    expected = n // batch_size if drop_last else (n + batch_size - 1) // batch_size
+    assert len(sampler) == expected
+
+
 def test_sampler_drop_last_drops_only_the_short_batch() -> None:
     sizes = [len(b) for b in BatchIndexSampler(10, 4, drop_last=True)]
     assert sizes == [4, 4]

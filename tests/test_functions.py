@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 import pytest
 import torch
@@ -155,6 +156,19 @@ def test_clamp_on_a_leaf_that_requires_grad_is_allowed_under_no_grad() -> None:
     with torch.no_grad():
         clamp_(w, -1.0, 1.0)
     assert torch.equal(w.detach(), torch.tensor([-1.0, 1.0]))
+
+
+@pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])
+@pytest.mark.parametrize("leaf", [True, False], ids=["leaf", "non-leaf"])
+def test_clamp_returns_x_itself_with_grad_mode_off(
+    mode: Callable[[], AbstractContextManager[object]], leaf: bool
+) -> None:
+    w = torch.tensor([-2.0, 2.0], requires_grad=True)
+    x = w if leaf else w * 1
+    with mode():
+        result = clamp_(x, -1.0, 1.0)
+    assert result is x
+    assert torch.equal(x.detach(), torch.tensor([-1.0, 1.0]))
 
 
 def test_raw_apply_on_a_leaf_that_requires_grad_is_refused_by_autograd() -> None:

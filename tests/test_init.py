@@ -391,3 +391,51 @@ def test_a_refused_init_weights_leaves_a_pending_backward_working() -> None:
         init_weights(layer)
     loss.backward()  # nothing was written back where nothing had changed
     assert layer.parametrizations.weight.original.grad is not None
+
+
+def test_classname_init_draws_the_weight_of_a_batch_norm_whose_bias_is_none() -> None:
+    recipe_target, safe = nn.BatchNorm2d(4), nn.BatchNorm2d(4)
+    recipe_target.bias = None
+    safe.bias = None
+    recipe_target.weight.data.normal_(1.0, 0.02)  # the notes' recipe, BatchNorm branch: the
+    with pytest.raises(AttributeError, match="'NoneType' object has no attribute 'data'"):
+        recipe_target.bias.data.fill_(0)  # weight is drawn, then the bias crashes
+    classname_init(safe)
+    assert safe.bias is None
+    assert bool((safe.weight != 1).all())
+    assert abs(safe.weight.mean().item() - 1.0) < 0.1
+
+
+def test_string_dispatch_mismatches_reason_for_a_lazy_module_init_weights_does_not_match() -> None:
+    from torch.nn.modules.lazy import LazyModuleMixin
+    from torch.nn.parameter import UninitializedParameter
+
+    class ConvMixer(LazyModuleMixin, nn.Module):  # name matches 'Conv'; no isinstance rule
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = UninitializedParameter()
+
+        def initialize_parameters(self, *args: object) -> None:
+            pass
+
+    module = ConvMixer()
+    init_weights(module)  # no error: init_weights leaves it untouched
+    ((_, _, reason),) = string_dispatch_mismatches(module)
+    assert reason.endswith("the recipe has no effect and init_weights leaves it untouched")
+    ((_, _, lazy_conv_reason),) = string_dispatch_mismatches(nn.LazyConv2d(2, 3))
+    assert lazy_conv_reason.endswith("init_weights raises ValueError")
+
+
+def test_init_weights_on_a_hook_weight_norm_after_an_inference_mode_forward() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hooked = torch.nn.utils.weight_norm(nn.Linear(3, 3))
+    with torch.inference_mode():
+        hooked(torch.ones(1, 3))
+    assert hooked.weight.grad_fn is None  # no graph, and still not overwritten
+    state = {k: v.clone() for k, v in hooked.state_dict().items()}
+    weight = hooked.weight.clone()
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
+        init_weights(hooked)
+    assert torch.equal(hooked.weight, weight)
+    assert all(torch.equal(v, state[k]) for k, v in hooked.state_dict().items())

@@ -32,7 +32,7 @@ from ptnotes.reproducibility import (
 )
 
 #: Seconds a DataLoader waits for a worker before failing, so a broken test cannot hang.
-WORKER_TIMEOUT = 30.0
+WORKER_TIMEOUT = 120.0
 
 
 def global_states() -> tuple[Any, ...]:

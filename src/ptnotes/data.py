@@ -1,8 +1,7 @@
-"""Batched loading of in-memory tensors: one indexing operation per batch, sharded safely."""
+"""Batched loading of in-memory tensors (one indexing operation per tensor), sharded safely."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Sequence, Sized
 from typing import Any, TypeVar, cast, overload
 
@@ -59,11 +58,12 @@ class TensorBatchDataset(Dataset[Batch]):
     """A map-style dataset over in-memory tensors that share their first dimension.
 
     Like :class:`torch.utils.data.TensorDataset`, sample ``i`` is
-    ``tuple(t[i] for t in tensors)``. The difference is in batches:
-    :meth:`__getitems__` (and :meth:`__getitem__` given an index tensor) return a
-    whole batch with **one** indexing operation per tensor, instead of ``B`` single-row
-    lookups followed by a ``torch.stack`` in ``collate_fn``. For in-memory data that
-    per-sample path, not the model, is often what limits throughput.
+    ``tuple(t[i] for t in tensors)``, and given an index tensor :meth:`__getitem__`
+    returns a batch as TensorDataset's does. The difference is :meth:`__getitems__`,
+    which TensorDataset lacks: it returns a whole batch with **one** indexing operation
+    per tensor, instead of ``B`` single-row lookups followed by a ``torch.stack`` in
+    ``collate_fn``. For in-memory data that per-sample path, not the model, is often
+    what limits throughput.
 
     Note:
         PyTorch documents :meth:`__getitems__` as returning a *list of samples* that
@@ -100,6 +100,13 @@ class TensorBatchDataset(Dataset[Batch]):
                 [10., 11.]])
         >>> yb
         tensor([0, 0, 1])
+
+        A TensorDataset answers an index tensor with a batch too, but has no
+        ``__getitems__``:
+
+        >>> from torch.utils.data import TensorDataset
+        >>> TensorDataset(x, y)[torch.tensor([4, 0])][1], hasattr(TensorDataset, "__getitems__")
+        (tensor([0, 0]), False)
 
         With automatic batching and the default ``collate_fn``, the batches of the two
         tensors come stacked into one tensor:
@@ -139,8 +146,9 @@ class TensorBatchDataset(Dataset[Batch]):
         """Return sample ``index`` (an int), or a batch (a slice, or indices).
 
         Args:
-            index: an ``int`` for one sample; a ``slice``, a 1-D integer tensor or a
-                sequence of ints for a batch (one indexing operation per tensor).
+            index: an ``int`` for one sample; a ``slice``, a 1-D ``int64`` or ``int32``
+                tensor or a sequence of ints for a batch (one indexing operation per
+                tensor).
 
         Returns:
             A tuple with one tensor per dataset tensor; a row of each for an ``int``, a
@@ -159,6 +167,12 @@ class TensorBatchDataset(Dataset[Batch]):
             >>> dataset = TensorBatchDataset(torch.arange(3))
             >>> dataset[[-1]], dataset[1:]
             ((tensor([2]),), (tensor([1, 2]),))
+            >>> dataset[torch.tensor([0, 1], dtype=torch.int32)]
+            (tensor([0, 1]),)
+            >>> dataset[torch.tensor([0, 1], dtype=torch.int16)]
+            Traceback (most recent call last):
+              ...
+            ValueError: TensorBatchDataset.__getitem__() expects index to be a 1-D int64 or ...
             >>> dataset[[3]]
             Traceback (most recent call last):
               ...
@@ -183,7 +197,7 @@ class TensorBatchDataset(Dataset[Batch]):
         """Return the batch of samples ``indices``: one indexing operation per tensor.
 
         Args:
-            indices: a sequence of ints or a 1-D integer tensor.
+            indices: a sequence of ints or a 1-D ``int64`` or ``int32`` tensor.
 
         Returns:
             A tuple with one tensor per dataset tensor, each of size ``len(indices)``
@@ -204,6 +218,10 @@ class TensorBatchDataset(Dataset[Batch]):
             Traceback (most recent call last):
               ...
             IndexError: index 3 is out of bounds for dimension 0 with size 3
+            >>> dataset.__getitems__(torch.tensor([0], dtype=torch.int16))
+            Traceback (most recent call last):
+              ...
+            ValueError: TensorBatchDataset.__getitems__() expects indices to be a 1-D int64 or ...
             >>> dataset.__getitems__([2**63])
             Traceback (most recent call last):
               ...
@@ -437,10 +455,21 @@ class BatchIndexSampler(Sampler[torch.Tensor]):
             yield batch
 
     def __len__(self) -> int:
-        """The number of batches this rank yields per epoch."""
+        """The number of batches this rank yields per epoch.
+
+        Examples:
+            >>> from ptnotes.data import BatchIndexSampler
+            >>> len(BatchIndexSampler(7, 3)), len(BatchIndexSampler(7, 3, drop_last=True))
+            (3, 2)
+
+            The count is exact also beyond the 53 bits of a float:
+
+            >>> len(BatchIndexSampler(2**53 + 1, batch_size=1)) == 2**53 + 1
+            True
+        """
         if self.drop_last:
             return self.share // self.batch_size
-        return math.ceil(self.share / self.batch_size)
+        return -(-self.share // self.batch_size)
 
 
 def _pass_through(batch: T) -> T:
@@ -520,7 +549,7 @@ def batched_loader(
         rank: this process's rank.
         seed: the base seed of the shuffle when ``generator`` is ``None``.
         pin_memory: copy batches into pinned memory (for faster host-to-GPU copies);
-            without an accelerator, the DataLoader warns and pins nothing.
+            without an accelerator, the DataLoader pins nothing.
         timeout: seconds to wait for a batch from a worker; ``0`` waits forever.
 
     Returns:
@@ -558,7 +587,7 @@ def batched_loader(
         [[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0]]
         >>> import warnings
         >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore")  # "... no accelerator is found ..."
+        ...     warnings.simplefilter("ignore")  # some releases warn: "... no accelerator ..."
         ...     x, _ = next(iter(batched_loader(dataset, batch_size=4, pin_memory=True)))
         >>> x.is_pinned() == torch.cuda.is_available()
         True

@@ -112,7 +112,8 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
     :class:`torch.optim.LBFGS`, whose history of steps taken before the freeze still moves
     them (the LBFGS example). Freezing does not clear a gradient they already hold: after
     a ``backward()``, call ``optimizer.zero_grad()`` (``set_to_none=True``, the default)
-    before freezing, or the next ``step()`` still moves them (the SGD example).
+    before the next ``step()``, before or after freezing, or that ``step()`` still moves
+    them (the SGD examples).
 
     Freezing does not touch the *buffers*: a :class:`torch.nn.BatchNorm2d` in training
     mode keeps updating its running mean and variance. Call ``.eval()`` on such
@@ -179,6 +180,19 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         >>> sgd.step()
         >>> torch.equal(net[0].weight, before)
         False
+
+        ``zero_grad()`` called after the freeze clears that gradient too:
+
+        >>> head = nn.Linear(2, 1)
+        >>> sgd = torch.optim.SGD(head.parameters(), lr=0.1)
+        >>> head(torch.ones(1, 2)).sum().backward()
+        >>> freeze(head)
+        ['weight', 'bias']
+        >>> sgd.zero_grad()
+        >>> before = head.weight.clone()
+        >>> sgd.step()
+        >>> head.weight.grad is None, torch.equal(head.weight, before)
+        (True, True)
 
         LBFGS moves a frozen parameter without a gradient, from its earlier steps' history:
 
@@ -388,9 +402,10 @@ def param_groups(
     Options are checked here, where a mistake is made, rather than at
     ``optimizer.step()``: each key must be an option of ``optimizer`` (or, when it is
     not given, of some :mod:`torch.optim` optimizer) and each value must be of a kind
-    that option takes: a number (``int`` or ``float``) where the default is a number,
-    a one-element tensor too for ``lr``, a ``bool`` for a flag, a tuple or a list for
-    ``betas`` (see :func:`ptnotes.validation.check_optimizer_options`).
+    that option takes: a number (an ``int`` or a ``float``, or a NumPy number such as a
+    ``numpy.float32``) where the default is a number, a one-element tensor too for ``lr``,
+    a ``bool`` (or a ``numpy.bool_``) for a flag, a tuple or a list for ``betas`` (see
+    :func:`ptnotes.validation.check_optimizer_options`).
 
     Ambiguity is an error rather than a silent choice: a parameter matched by two
     patterns, a pattern that matches nothing (often a typo), or a frozen parameter
@@ -448,6 +463,14 @@ def param_groups(
         Traceback (most recent call last):
           ...
         TypeError: param_groups() expects groups['fc.*']['lr'] to be an int or float, got bool True
+
+        NumPy scalars are taken too, a ``numpy.float32`` for a number, a ``numpy.bool_`` for a
+        flag:
+
+        >>> import numpy as np
+        >>> numpy_options = {"momentum": np.float32(0.9), "nesterov": np.bool_(True)}
+        >>> sorted(param_groups(model, {"fc.*": numpy_options}, optimizer=torch.optim.SGD)[0])
+        ['momentum', 'nesterov', 'params']
 
         A frozen parameter no pattern names is left out; one a pattern names is refused:
 

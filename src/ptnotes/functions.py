@@ -41,9 +41,11 @@ class Sigmoid(torch.autograd.Function):
     The derivative is expressed through the *output*: ``dy/dx = y * (1 - y)``. So
     :meth:`forward` saves ``y`` (not ``x``) with ``ctx.save_for_backward`` and
     :meth:`backward` needs no ``exp``. The backward is written with ordinary
-    differentiable tensor operations, so autograd can differentiate it again: second
-    derivatives (``create_graph=True``,
-    :func:`torch.autograd.gradgradcheck`) work.
+    differentiable tensor operations on the saved output, which autograd tracks back to
+    ``x``, so autograd can differentiate it again: second derivatives
+    (``create_graph=True``, :func:`torch.autograd.gradgradcheck`) work. The same backward
+    reading a saved intermediate instead (below, a clone of the output) is not tracked
+    back to ``x``, and its second derivative is wrong.
 
     Call it through :func:`sigmoid`, which validates its input; ``Sigmoid.apply(x)`` is
     the raw entry point.
@@ -58,6 +60,25 @@ class Sigmoid(torch.autograd.Function):
         >>> y.backward()
         >>> x.grad
         tensor([0.2500])
+
+        The same backward on a saved intermediate fails the second-order check:
+
+        >>> class SavesIntermediate(torch.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         y = torch.sigmoid(x)
+        ...         ctx.save_for_backward(y.clone())  # an intermediate, not the output
+        ...         return y
+        ...
+        ...     @staticmethod
+        ...     def backward(ctx, grad_output):
+        ...         (y,) = ctx.saved_tensors
+        ...         return grad_output * y * (1 - y)
+        >>> x64 = torch.randn(4, dtype=torch.float64, requires_grad=True)
+        >>> torch.autograd.gradgradcheck(Sigmoid.apply, (x64,))
+        True
+        >>> torch.autograd.gradgradcheck(SavesIntermediate.apply, (x64,), raise_exception=False)
+        False
     """
 
     @staticmethod
@@ -113,7 +134,8 @@ def sigmoid(x: torch.Tensor) -> torch.Tensor:
         True
 
         The hand-written backward passes :func:`torch.autograd.gradcheck` and, because
-        it is itself differentiable, :func:`torch.autograd.gradgradcheck`:
+        autograd differentiates it again through the saved output (see :class:`Sigmoid`),
+        :func:`torch.autograd.gradgradcheck`:
 
         >>> x64 = torch.randn(4, dtype=torch.float64, requires_grad=True)
         >>> torch.autograd.gradcheck(sigmoid, (x64,))
@@ -343,14 +365,13 @@ class ClampInPlace(torch.autograd.Function):
     (2) return that same tensor. Autograd then bumps its version counter and rebases
     its history onto this node, so an op that saved the old value for its own backward
     raises instead of silently using the overwritten data. The gradient is
-    ``grad_output`` where ``min <= x <= max`` (as :func:`torch.clamp`) and zero
-    elsewhere; because ``x`` is overwritten, that mask is computed before the clamp
-    and saved.
+    ``grad_output`` where ``min <= x <= max``, the bounds included, and zero elsewhere;
+    because ``x`` is overwritten, that mask is computed before the clamp and saved.
 
-    With grad mode on, autograd refuses a leaf tensor that requires grad, and a view of
-    one, but unlike torch's own in-place ops it does so only after :meth:`forward` has
-    run: the data are already clamped when the :class:`RuntimeError` comes. Call it through
-    :func:`clamp_`, which refuses a leaf before touching it.
+    With grad mode on, autograd refuses a leaf tensor that requires grad, but unlike
+    torch's own in-place ops it does so only after :meth:`forward` has run: the data are
+    already clamped when the :class:`RuntimeError` comes. Call it through :func:`clamp_`,
+    which refuses a leaf before touching it.
 
     Examples:
         >>> import torch
@@ -367,6 +388,13 @@ class ClampInPlace(torch.autograd.Function):
         RuntimeError: a leaf Variable that requires grad has been used in an in-place operation.
         >>> w  # refused, yet clamped
         tensor([-1.0000,  0.5000,  1.0000], requires_grad=True)
+
+        The gradient passes at the bounds themselves and stops outside them:
+
+        >>> v = torch.tensor([-2.0, -1.0, 0.5, 1.0, 2.0], requires_grad=True)
+        >>> ClampInPlace.apply(v * 1, -1.0, 1.0).sum().backward()
+        >>> v.grad
+        tensor([0., 1., 1., 1., 0.])
     """
 
     @staticmethod
@@ -476,6 +504,14 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         >>> made
         tensor([2.])
 
+        Under :class:`torch.no_grad` a leaf that requires grad is clamped, and ``x``
+        itself comes back:
+
+        >>> with torch.no_grad():
+        ...     clamped = clamp_(w, -1.0, 1.0)
+        >>> clamped is w, w
+        (True, tensor([-1.0000,  0.5000,  1.0000], requires_grad=True))
+
         A NumPy integer or floating scalar is a bound; a ``bool``, a 0-d tensor and an
         ``int`` too large for a ``float`` are not:
 
@@ -516,5 +552,9 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
     base = x._base
     if base is not None and base.is_leaf and base.requires_grad and torch.is_grad_enabled():
         # autograd would refuse it only after ClampInPlace.forward had written the leaf
+        # (torch 2.8.0 and later; 2.4.1 and 2.5.1 accept it)
         raise argument_error(clamp_, "x", x, expected, got="a view of a leaf that requires grad")
-    return cast(torch.Tensor, _apply(ClampInPlace, x, low, high))
+    _apply(ClampInPlace, x, low, high)
+    # with grad mode off, apply returns a new tensor object on x's memory for an x that
+    # requires grad; an in-place op returns x itself
+    return x

@@ -107,11 +107,13 @@ def init_weights(module: nn.Module) -> None:
             for example :class:`torch.nn.LazyConv2d` before its first forward (its
             own initialisation would overwrite ours at that first forward); or its
             weight is computed from other tensors and cannot take the new value. The
-            hook-based :func:`torch.nn.utils.weight_norm` is refused only while its
+            hook-based :func:`torch.nn.utils.weight_norm` is refused while its
             ``weight`` carries a graph: after a forward under :class:`torch.no_grad`
             that ``weight`` is a plain tensor, is overwritten without an error, and the
             next forward recomputes it from ``weight_g`` and ``weight_v``, which keep
-            their values.
+            their values. After a forward under :func:`torch.inference_mode` that
+            ``weight`` is an inference tensor: outside inference mode the write raises
+            torch's :class:`RuntimeError` instead, and the module is put back as it was.
 
     Examples:
         >>> import torch
@@ -159,6 +161,22 @@ def init_weights(module: nn.Module) -> None:
         >>> init_weights(half_precision)
         >>> half_precision.weight.dtype, half_precision.bias.abs().sum().item()
         (torch.bfloat16, 0.0)
+
+        A hook-based weight norm after a forward under inference mode:
+
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")  # torch.nn.utils.weight_norm is deprecated
+        ...     hooked = torch.nn.utils.weight_norm(nn.Linear(3, 3))
+        >>> with torch.inference_mode():
+        ...     _ = hooked(torch.ones(1, 3))
+        >>> bias_before = hooked.bias.clone()
+        >>> init_weights(hooked)
+        Traceback (most recent call last):
+          ...
+        RuntimeError: Inplace update to inference tensor outside InferenceMode is not allowed...
+        >>> torch.equal(hooked.bias, bias_before)
+        True
     """
     check_type(init_weights, "module", module, nn.Module)
     kind = _isinstance_kind(module)
@@ -288,8 +306,8 @@ def classname_init(module: nn.Module) -> None:
 
     This function applies the same matching (case-sensitive substring of
     ``type(module).__name__``) and the same values, written safely: through
-    :mod:`torch.nn.init` under :class:`torch.no_grad` instead of ``.data``. Where the
-    recipe would crash or silently do nothing, it skips the module instead:
+    :mod:`torch.nn.init` under :class:`torch.no_grad` instead of ``.data``. In the cases
+    below, where the recipe would crash or silently do nothing, it skips the module instead:
 
     * the name matches but there is no ``weight`` (a container such as a user class
       ``ConvBlock``, or :class:`ptnotes.layers.ConvBNReLU`): the recipe raises
@@ -303,6 +321,10 @@ def classname_init(module: nn.Module) -> None:
       ``spectral_norm``...): the recipe writes into a tensor computed for that one
       access, which changes nothing; the weight is not even read here (a spectral norm's
       read in training mode updates its ``_u`` and ``_v`` buffers).
+
+    A batch norm whose bias alone is ``None`` is not skipped: the recipe draws its weight
+    and then raises :class:`AttributeError` on the bias; this function draws the weight
+    and leaves the bias ``None``.
 
     The conv bias keeps its default, as in the recipe. Prefer :func:`init_weights`;
     :func:`string_dispatch_mismatches` lists the modules the two approaches sort into
@@ -336,6 +358,14 @@ def classname_init(module: nn.Module) -> None:
         >>> classname_init(conv)
         >>> all(torch.equal(v, state[k]) for k, v in conv.state_dict().items())
         True
+
+        A batch norm whose bias alone is ``None`` gets its weight drawn:
+
+        >>> no_bias = nn.BatchNorm2d(4)
+        >>> no_bias.bias = None
+        >>> classname_init(no_bias)
+        >>> bool((no_bias.weight != 1).all()), no_bias.bias
+        (True, None)
     """
     check_type(classname_init, "module", module, nn.Module)
     kind = _classname_kind(module)
@@ -427,9 +457,11 @@ def string_dispatch_mismatches(model: nn.Module) -> list[tuple[str, str, str]]:
                 mismatches.append((name, classname, reason))
                 continue
             if isinstance(weight, torch.Tensor) and is_lazy(weight):
+                # init_weights refuses only a module its isinstance rule matches
+                verdict = "raises ValueError" if by_type is not None else "leaves it untouched"
                 reason = (
                     f"name matches {by_name!r} but weight is uninitialised (lazy); the recipe "
-                    "has no effect and init_weights raises ValueError"
+                    f"has no effect and init_weights {verdict}"
                 )
                 mismatches.append((name, classname, reason))
                 continue

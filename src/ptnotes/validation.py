@@ -14,8 +14,9 @@ from the code (a class gives ``SmallCNN()``, a method ``BatchIndexSampler.set_ep
 
 Rules the checks enforce everywhere: a flag is a :class:`bool` (``"False"`` and
 ``0`` are refused, not read as truthy or falsy); a number is an ``int`` or ``float``
-(not a ``bool``) and is never NaN; integer seeds are checked when they are
-given, not when they are first used. In :func:`check_bool`, :func:`check_int` and
+(not a ``bool``; an optimizer's ``lr`` may also be a one-element integer or floating-point
+tensor, see :func:`check_optimizer_options`) and is never NaN; integer seeds are checked
+when they are given, not when they are first used. In :func:`check_bool`, :func:`check_int` and
 :func:`check_number`, NumPy scalars count as what they are (``numpy.bool_`` as a bool,
 ``numpy.int64`` as an int, ``numpy.float32`` as a float) and are returned as the Python
 value, so ``shuffle=np.mean(x) > 0`` works (:func:`check_optimizer_options` returns the
@@ -295,7 +296,8 @@ def check_number(
     Args:
         caller: the public function or class whose argument this is.
         name: the argument's name.
-        value: the value received: an ``int`` or ``float``, not a ``bool``.
+        value: the value received: an ``int`` or ``float`` (or a NumPy integer or
+            floating scalar), not a ``bool``.
         minimum: the smallest value allowed, if any.
         positive: require ``value > 0``.
         finite: refuse ``inf`` and ``-inf``.
@@ -526,6 +528,20 @@ def check_optimizer_options(
         Traceback (most recent call last):
           ...
         TypeError: param_groups() expects options['lr'] to be an int or float, got str 'x'
+
+        An ``lr`` may also be a NumPy float or a one-element float tensor, each returned as given;
+        a tensor of more elements is refused:
+
+        >>> import numpy as np
+        >>> for lr in (np.float32(0.1), torch.tensor([0.1])):
+        ...     options = check_optimizer_options(param_groups, "o", {"lr": lr}, torch.optim.SGD)
+        ...     print(type(lr).__name__, options["lr"] is lr)
+        float32 True
+        Tensor True
+        >>> check_optimizer_options(param_groups, "o", {"lr": torch.tensor([0.1, 0.2])})
+        Traceback (most recent call last):
+          ...
+        TypeError: param_groups() expects o['lr'] to be an int or float, got Tensor of shape (2,)...
 
         What torch does with the typo, and a rule across options that passes here:
 
