@@ -111,7 +111,7 @@ def init_weights(module: nn.Module) -> None:
             ``weight`` carries a graph: after a forward under :class:`torch.no_grad`
             that ``weight`` is a plain tensor, is overwritten without an error, and the
             next forward recomputes it from ``weight_g`` and ``weight_v``, which keep
-            their values. After a forward under :func:`torch.inference_mode` that
+            their values. After a forward under :class:`torch.inference_mode` that
             ``weight`` is an inference tensor: outside inference mode the write raises
             torch's :class:`RuntimeError` instead, and the module is put back as it was.
 
