@@ -229,12 +229,13 @@ def walk_graph(tensor: torch.Tensor) -> list[GraphNode]:
           ...
         ValueError: walk_graph() expects tensor to be a tensor with an autograd graph (a leaf ...
 
-        Nor has a tensor created in inference mode, even with ``requires_grad=True``:
+        Nor has a tensor created in inference mode, even with ``requires_grad=True``, nor a
+        result computed from it outside inference mode:
 
         >>> with torch.inference_mode():
         ...     made_there = torch.ones(2, requires_grad=True)
-        >>> made_there.requires_grad, made_there.grad_fn is None
-        (True, True)
+        >>> made_there.requires_grad, made_there.grad_fn is None, made_there.exp().grad_fn is None
+        (True, True, True)
         >>> walk_graph(made_there)
         Traceback (most recent call last):
           ...
