@@ -271,3 +271,31 @@ def test_details_label_saved_tensors_of_functions() -> None:
 def test_without_details_no_saved_values_are_shown() -> None:
     w = torch.tensor(2.0, requires_grad=True)
     assert "saved" not in graph_text((w * torch.ones(3)).sum(), {"w": w})
+
+
+@pytest.mark.parametrize("function", FUNCTIONS, ids=lambda f: f.__name__)
+def test_graph_functions_reject_an_inference_tensor(function: Callable[..., Any]) -> None:
+    with torch.inference_mode():
+        made_there = torch.ones(2, requires_grad=True)
+    with pytest.raises(ValueError, match=r"got an inference tensor, which has no AccumulateGrad"):
+        function(made_there)
+
+
+def test_a_custom_function_whose_ctx_holds_a_variable_is_a_function_node() -> None:
+    class Keep(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+            ctx.variable = x  # a tensor attribute named like AccumulateGrad's
+            return x * 2
+
+        @staticmethod
+        def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+            return grad * 2
+
+    x = torch.tensor(1.0, requires_grad=True)
+    nodes = walk_graph(Keep.apply(x))
+    assert [(node.name, node.kind, node.variable is None) for node in nodes] == [
+        ("KeepBackward", "function", True),
+        ("AccumulateGrad", "leaf", False),
+    ]
+    assert nodes[1].variable is x

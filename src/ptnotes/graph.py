@@ -83,6 +83,10 @@ def _graph_tensor(caller: Callable[..., Any], tensor: object) -> torch.Tensor:
         expected = "a tensor with an autograd graph (a leaf that requires grad on its own account)"
         got = "a view whose requires_grad is its base's and that has no AccumulateGrad node"
         raise argument_error(caller, "tensor", tensor, expected, got=got)
+    if tensor.grad_fn is None and tensor.is_inference():
+        expected = "a tensor with an autograd graph (a leaf that requires grad on its own account)"
+        got = "an inference tensor, which has no AccumulateGrad node"
+        raise argument_error(caller, "tensor", tensor, expected, got=got)
     return tensor
 
 
@@ -121,8 +125,9 @@ def _walk(tensor: torch.Tensor) -> _Walk:
     nodes = []
     for position, fn in enumerate(objects):
         children = tuple(index[id(child)] for child, _ in fn.next_functions if child is not None)
-        variable = getattr(fn, "variable", None)
-        if isinstance(variable, torch.Tensor):
+        # by class, not by a ``variable`` attribute (a custom Function's ctx may set one)
+        if type(fn).__name__ == "AccumulateGrad":
+            variable = fn.variable
             nodes.append(
                 GraphNode(
                     position,
@@ -159,7 +164,7 @@ def walk_graph(tensor: torch.Tensor) -> list[GraphNode]:
         TypeError: if ``tensor`` is not a :class:`torch.Tensor`.
         ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad, or is
             a view without a ``grad_fn`` whose ``requires_grad`` is its base's (one taken
-            under ``torch.no_grad()``, say).
+            under ``torch.no_grad()``, say), or an inference tensor without a ``grad_fn``.
 
     Examples:
         >>> import torch
@@ -223,6 +228,18 @@ def walk_graph(tensor: torch.Tensor) -> list[GraphNode]:
         Traceback (most recent call last):
           ...
         ValueError: walk_graph() expects tensor to be a tensor with an autograd graph (a leaf ...
+
+        Nor has a tensor created in inference mode, even with ``requires_grad=True``, nor a
+        result computed from it outside inference mode:
+
+        >>> with torch.inference_mode():
+        ...     made_there = torch.ones(2, requires_grad=True)
+        >>> made_there.requires_grad, made_there.grad_fn is None, made_there.exp().grad_fn is None
+        (True, True, True)
+        >>> walk_graph(made_there)
+        Traceback (most recent call last):
+          ...
+        ValueError: walk_graph() expects tensor to be ... got an inference tensor, which has no AccumulateGrad node
     """
     return _walk(_graph_tensor(walk_graph, tensor)).nodes
 
@@ -302,7 +319,7 @@ def graph_text(
             tensors, or ``details`` is not a ``bool``.
         ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad, or is
             a view without a ``grad_fn`` whose ``requires_grad`` is its base's (one taken
-            under ``torch.no_grad()``, say).
+            under ``torch.no_grad()``, say), or an inference tensor without a ``grad_fn``.
 
     Examples:
         >>> import torch
@@ -403,7 +420,7 @@ def graph_dot(
             tensors, or ``details`` is not a ``bool``.
         ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad, or is
             a view without a ``grad_fn`` whose ``requires_grad`` is its base's (one taken
-            under ``torch.no_grad()``, say).
+            under ``torch.no_grad()``, say), or an inference tensor without a ``grad_fn``.
 
     Examples:
         >>> import torch
