@@ -239,7 +239,7 @@ def walk_graph(tensor: torch.Tensor) -> list[GraphNode]:
         >>> walk_graph(made_there)
         Traceback (most recent call last):
           ...
-        ValueError: walk_graph() expects tensor to be ... got an inference tensor, which has no AccumulateGrad node
+        ValueError: walk_graph() expects ... an inference tensor, which has no AccumulateGrad node
     """
     return _walk(_graph_tensor(walk_graph, tensor)).nodes
 
