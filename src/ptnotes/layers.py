@@ -48,7 +48,8 @@ class Linear(nn.Module):
             point dtype.
         NotImplementedError: from the initialisation, as in :class:`torch.nn.Linear`, for a
             floating dtype whose ``uniform_`` torch does not implement on the CPU (the float8
-            and float4 dtypes); torch 2.4 to 2.7 raise a ``RuntimeError`` there instead.
+            and float4 dtypes); some older releases of the matrix raise a ``RuntimeError``
+            there instead.
 
     Examples:
         >>> import torch
