@@ -166,7 +166,7 @@ def test_dataset_rejects_zero_dimensional_tensor() -> None:
         (torch.tensor([0.0, 1.0]), ValueError, "dtype=torch.float32"),
         ([0, 1.5], TypeError, r"expects indices\[1\] to be an int, got float 1.5"),
         ("01", TypeError, "got str"),
-        ({0, 1}, TypeError, "got set"),
+        ({0, 1}, TypeError, "a sequence of ints or a 1-D int64 or int32 tensor, got set"),
     ],
     ids=["2-d-tensor", "float-tensor", "float-in-list", "str", "set"],
 )

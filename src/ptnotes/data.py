@@ -41,7 +41,7 @@ def _replicas(caller: Callable[..., Any], num_replicas: object, rank: object) ->
 
 
 def _index_tensor(caller: Callable[..., Any], name: str, indices: object) -> torch.Tensor:
-    """Turn a 1-D integer tensor or a sequence of ints into a 1-D int64 CPU tensor."""
+    """Return a 1-D int64 or int32 tensor as it is; turn a sequence of ints into an int64 one."""
     if isinstance(indices, torch.Tensor):
         if indices.ndim != 1 or indices.dtype not in (torch.int64, torch.int32):
             got = f"a tensor with ndim={indices.ndim} and dtype={indices.dtype}"
@@ -50,7 +50,7 @@ def _index_tensor(caller: Callable[..., Any], name: str, indices: object) -> tor
     if isinstance(indices, Sequence) and not isinstance(indices, str | bytes):
         values = [check_int(caller, f"{name}[{i}]", index) for i, index in enumerate(indices)]
         return torch.tensor(values, dtype=torch.int64, device="cpu")
-    expected = "a sequence of ints or a 1-D integer tensor"
+    expected = "a sequence of ints or a 1-D int64 or int32 tensor"
     raise argument_error(caller, name, indices, expected, error=TypeError)
 
 
