@@ -1,8 +1,9 @@
 """ptnotes.distributed.run_parallel and DDP itself, on CPU with gloo and two processes.
 
 Starting workers costs a full ``import torch`` (in the forkserver, at the first call; in every
-worker where only spawn exists), so the DDP checks share one ``run_parallel`` call (the module-scoped ``ddp_run`` fixture) and each test reads its own
-part of the outcome. DistributedSampler needs no process group when ``num_replicas`` and
+worker where only spawn exists), so the DDP checks share one ``run_parallel`` call (the
+module-scoped ``ddp_run`` fixture) and each test reads its own part of the outcome.
+DistributedSampler needs no process group when ``num_replicas`` and
 ``rank`` are given, so its tests run in this process.
 """
 
