@@ -455,7 +455,8 @@ def train_step(
         batch: an ``(inputs, targets)`` pair.
         loss_fn: ``loss_fn(output, targets)`` gives a scalar tensor.
         optimizer: an optimizer over the model's parameters.
-        max_grad_norm: if given, rescale the gradients so that their total 2-norm,
+        max_grad_norm: if given and every gradient is dense, rescale the gradients so
+            that their total 2-norm,
             over all the model's parameters together, is at most this value, when that
             norm is finite: a non-finite one is not refused, and clipping turns an
             infinite gradient into NaN, which the step writes into the parameter.
@@ -466,9 +467,12 @@ def train_step(
     Raises:
         TypeError: if an argument has the wrong type, ``batch`` is not a pair, the
             targets (for a loss of :mod:`torch.nn` whose targets it knows) are not a
-            tensor or their dtype does not suit the loss (``int64`` class indices for
-            :class:`~torch.nn.CrossEntropyLoss`, floating point for
-            :class:`~torch.nn.MSELoss`...), or ``optimizer.step()`` needs a closure.
+            tensor or not of a dtype this function takes for that loss (``int64`` class
+            indices or floating point class probabilities for
+            :class:`~torch.nn.CrossEntropyLoss` and :class:`~torch.nn.NLLLoss`, floating
+            point for a loss of values such as :class:`~torch.nn.MSELoss`: ``uint8`` class
+            indices and ``int64`` targets for MSELoss, which torch's losses take, are refused
+            too), or ``optimizer.step()`` needs a closure.
         ValueError: if ``max_grad_norm`` is not positive and finite, ``model`` has no
             trainable parameter or a lazy module not yet initialised, ``loss_fn`` does
             not return a scalar tensor that requires grad, ``optimizer`` does not hold
@@ -569,6 +573,24 @@ def train_step(
         Traceback (most recent call last):
           ...
         IndexError: index out of range in self
+
+        Targets of a dtype that torch's loss takes are refused all the same when they are
+        ``uint8`` class indices, or ``int64`` targets for :class:`~torch.nn.MSELoss`:
+
+        >>> small = torch.tensor([0, 1], dtype=torch.uint8)
+        >>> nn.CrossEntropyLoss()(classifier(inputs), small).shape  # torch takes them
+        torch.Size([])
+        >>> train_step(classifier, (inputs, small), nn.CrossEntropyLoss(), sgd)
+        Traceback (most recent call last):
+          ...
+        TypeError: train_step() expects targets to be class indices (int64; convert with ...
+        >>> whole = torch.tensor([[2], [4]])
+        >>> nn.MSELoss()(model(inputs), whole).dtype  # torch takes them
+        torch.float32
+        >>> train_step(model, (inputs, whole), nn.MSELoss(), optimizer)
+        Traceback (most recent call last):
+          ...
+        TypeError: train_step() expects targets to be a floating point tensor for MSELoss ...
     """
     norm = _common(train_step, model, loss_fn, optimizer, max_grad_norm)
     inputs, targets = _split(train_step, batch, "batch")
@@ -616,8 +638,8 @@ def accumulate_step(
         loss_fn: ``loss_fn(output, targets)`` gives a scalar tensor, the mean over
             the samples.
         optimizer: an optimizer over the model's parameters.
-        max_grad_norm: if given, clip the total gradient norm (of the accumulated
-            gradients) to this value before the step, as :func:`train_step` does.
+        max_grad_norm: if given and every accumulated gradient is dense, clip their
+            total norm to this value before the step, as :func:`train_step` does.
 
     Returns:
         ``sum(n_i * loss_i) / N`` as a Python float, which is the loss of the whole
@@ -632,8 +654,8 @@ def accumulate_step(
         TypeError: if an argument has the wrong type, ``micro_batches`` is not a
             sequence (a generator cannot be counted in advance), an ``inputs`` is
             not a tensor with a batch dimension, targets (for a loss of :mod:`torch.nn`
-            whose targets it knows) are not a tensor or have a dtype the loss does not take, or
-            ``optimizer.step()`` needs a closure.
+            whose targets it knows) are not a tensor or have a dtype that :func:`train_step`
+            refuses for that loss, or ``optimizer.step()`` needs a closure.
         ValueError: if ``micro_batches`` is empty, a micro-batch holds no sample,
             ``max_grad_norm`` is not positive and finite, ``model`` has no trainable
             parameter or a lazy module not yet initialised, ``loss_fn`` does not
@@ -661,13 +683,19 @@ def accumulate_step(
         Parameter containing:
         tensor([[1.]], requires_grad=True)
 
-        An ``inputs`` without a batch dimension is refused:
+        An ``inputs`` without a batch dimension is refused, and so are targets of a dtype
+        that :func:`train_step` refuses for the loss (``int64`` for MSELoss):
 
         >>> one = (torch.tensor(1.0), torch.tensor(2.0))
         >>> accumulate_step(model, [one], nn.MSELoss(), optimizer)
         Traceback (most recent call last):
           ...
         TypeError: accumulate_step() expects the inputs of micro_batches[0] to be a tensor with ...
+        >>> whole = (torch.tensor([[1.0]]), torch.tensor([[2]]))
+        >>> accumulate_step(model, [whole], nn.MSELoss(), optimizer)
+        Traceback (most recent call last):
+          ...
+        TypeError: accumulate_step() expects targets to be a floating point tensor for MSELoss ...
 
         Micro-batches of different sizes give the whole batch's step; with batch
         normalisation in training mode they do not:
