@@ -456,10 +456,10 @@ def train_step(
         loss_fn: ``loss_fn(output, targets)`` gives a scalar tensor.
         optimizer: an optimizer over the model's parameters.
         max_grad_norm: if given and every gradient is dense, rescale the gradients so
-            that their total 2-norm,
-            over all the model's parameters together, is at most this value, when that
-            norm is finite: a non-finite one is not refused, and clipping turns an
-            infinite gradient into NaN, which the step writes into the parameter.
+            that their total 2-norm, over all the model's parameters together, is at most
+            this value, when that norm is finite: a non-finite one is not refused, and
+            clipping turns an infinite gradient into NaN, which the step writes into the
+            parameter.
 
     Returns:
         The loss before the step, as a Python float.
