@@ -243,23 +243,28 @@ def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) ->
         >>> same_structure(Holder(False), Holder(True), ignore_names=True)
         False
 
-        Layers with no parameters or buffers match under any names, and a parameter
-        registered before a buffer matches one registered after it:
+        Layers with no parameters or buffers match under any names, and a module that
+        registers a parameter, a buffer and a child in that order matches one that registers
+        them in the reverse order:
 
         >>> acts = [("act", nn.ReLU())]
         >>> by_position = sequential_from(acts, "positional")
         >>> same_structure(by_position, sequential_from(acts, "add_module"))
         True
-        >>> class Both(nn.Module):
-        ...     def __init__(self, parameter_first):
+        >>> class Mixed(nn.Module):
+        ...     def __init__(self, reverse):
         ...         super().__init__()
-        ...         if parameter_first:
-        ...             self.p = nn.Parameter(torch.zeros(2))
+        ...         if reverse:
+        ...             self.child = nn.Linear(2, 2)
         ...             self.register_buffer("b", torch.zeros(2))
+        ...             self.p = nn.Parameter(torch.zeros(2))
         ...         else:
-        ...             self.register_buffer("b", torch.zeros(2))
         ...             self.p = nn.Parameter(torch.zeros(2))
-        >>> same_structure(Both(True), Both(False))
+        ...             self.register_buffer("b", torch.zeros(2))
+        ...             self.child = nn.Linear(2, 2)
+        >>> [name for name, _ in Mixed(True).named_parameters()]
+        ['p', 'child.weight', 'child.bias']
+        >>> same_structure(Mixed(False), Mixed(True))
         True
     """
     check_type(same_structure, "a", a, nn.Module)
