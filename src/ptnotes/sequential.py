@@ -174,7 +174,11 @@ def _kind(module: nn.Module) -> tuple[type, str | None]:
 def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) -> bool:
     """Tell whether two modules have the same layers, parameters and buffers.
 
-    Compared, in registration order:
+    Compared, in the order :meth:`~torch.nn.Module.modules`,
+    :meth:`~torch.nn.Module.named_parameters` and :meth:`~torch.nn.Module.named_buffers`
+    list them, which is not always registration order: a module's own parameters come
+    before its children's, and all parameters before all buffers, so two modules that
+    register the same tensors in another order can match:
 
     * the types of all modules, the two roots included (:meth:`~torch.nn.Module.modules`);
     * the parameters and buffers: their kind (a parameter, a buffer, a buffer that is not
@@ -187,8 +191,9 @@ def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) ->
 
     Names matter by default, because they are what a checkpoint is keyed by: a
     positional :class:`torch.nn.Sequential` (``"0.weight"``) and a named one
-    (``"conv1.weight"``) with the same layers are *not* the same structure, and
-    ``load_state_dict`` between them fails. Pass ``ignore_names=True`` to compare the
+    (``"conv1.weight"``) of the same layers with parameters are *not* the same
+    structure, and ``load_state_dict`` between them fails; of layers with no parameters
+    or buffers, such as ``nn.ReLU``, they are. Pass ``ignore_names=True`` to compare the
     architecture only. Values, dtypes and devices are not compared, nor settings that
     shape no tensor (a ``Conv2d``'s ``stride``, a ``Dropout``'s ``p``); an
     uninitialised parameter of a lazy module (``nn.LazyLinear`` before its first
@@ -237,6 +242,30 @@ def same_structure(a: nn.Module, b: nn.Module, *, ignore_names: bool = False) ->
         ...             self.w = nn.Parameter(torch.zeros(3))
         >>> same_structure(Holder(False), Holder(True), ignore_names=True)
         False
+
+        Layers with no parameters or buffers match under any names, and a module that
+        registers a parameter, a buffer and a child in that order matches one that registers
+        them in the reverse order:
+
+        >>> acts = [("act", nn.ReLU())]
+        >>> by_position = sequential_from(acts, "positional")
+        >>> same_structure(by_position, sequential_from(acts, "add_module"))
+        True
+        >>> class Mixed(nn.Module):
+        ...     def __init__(self, reverse):
+        ...         super().__init__()
+        ...         if reverse:
+        ...             self.child = nn.Linear(2, 2)
+        ...             self.register_buffer("b", torch.zeros(2))
+        ...             self.p = nn.Parameter(torch.zeros(2))
+        ...         else:
+        ...             self.p = nn.Parameter(torch.zeros(2))
+        ...             self.register_buffer("b", torch.zeros(2))
+        ...             self.child = nn.Linear(2, 2)
+        >>> [name for name, _ in Mixed(True).named_parameters()]
+        ['p', 'child.weight', 'child.bias']
+        >>> same_structure(Mixed(False), Mixed(True))
+        True
     """
     check_type(same_structure, "a", a, nn.Module)
     check_type(same_structure, "b", b, nn.Module)
