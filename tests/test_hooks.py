@@ -259,3 +259,19 @@ def test_an_output_hook_of_an_earlier_block_records_nothing_in_a_later_one() -> 
         out.sum().backward()
     assert recorder.output_norms == {"0": [], "1": []}
     assert recorder.parameter_norms["1.bias"] == [1.0]  # the parameters' hooks are new
+
+
+def test_a_leaf_output_is_not_kept_alive_by_the_recorder() -> None:
+    import weakref
+
+    model = nn.Sequential(nn.Identity(), nn.Linear(2, 1))
+    with torch.no_grad():
+        model[1].weight.copy_(torch.tensor([[0.6, 0.8]]))
+    with GradNormRecorder(model, modules=True) as recorder:
+        for _ in range(2):  # a new input each step, as in a loop over batches
+            x = torch.ones(1, 2, requires_grad=True)
+            model(x).sum().backward()
+            gone = weakref.ref(x)
+            del x
+            assert gone() is None
+    assert recorder.output_norms["0"] == pytest.approx([1.0, 1.0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
@@ -25,8 +26,8 @@ class GradNormRecorder:
     (:meth:`torch.nn.Module.register_forward_hook`) on every submodule without children,
     which puts a tensor hook on the module's output; on exit it removes the hooks on the
     parameters and the modules, so the model is left as it was (a hook on an output that
-    the block computed stays on that output and records nothing after the block). The hooks only read the gradient (they return ``None``),
-    so training is not changed.
+    the block computed stays on that output and records nothing after the block). The
+    hooks only read the gradient (they return ``None``), so training is not changed.
 
     A tensor hook sees the gradient of **one** backward pass as it arrives, before it is
     accumulated into ``.grad``: with gradient accumulation over several ``backward()``
@@ -210,7 +211,7 @@ class GradNormRecorder:
             )
         self._handles: list[RemovableHandle] = []
         # leaf outputs (an input that a module returns as is): their hooks outlive the graph
-        self._leaf_outputs: dict[int, tuple[torch.Tensor, RemovableHandle]] = {}
+        self._leaf_outputs: dict[int, tuple[weakref.ref[torch.Tensor], RemovableHandle]] = {}
         self._calls: dict[str, int] = {}
         self._block = 0  # which block is running: an output's hook records only in its own
         self._backward_seen = False
@@ -268,16 +269,25 @@ class GradNormRecorder:
             label = name if count == 1 else f"{name}#{count}"
             if isinstance(output, torch.Tensor) and output.requires_grad:
                 if output.grad_fn is None:  # a leaf: hooked once per block, like a parameter
-                    if id(output) in self._leaf_outputs:
+                    key = id(output)
+                    seen = self._leaf_outputs.get(key)
+                    if seen is not None and seen[0]() is output:
                         return
                     handle = output.register_hook(record(label))  # type: ignore[no-untyped-call]
-                    self._leaf_outputs[id(output)] = (output, handle)
+                    # a weak reference, so that the recorder keeps no input alive
+                    self._leaf_outputs[key] = (weakref.ref(output, self._forget(key)), handle)
                     self.output_norms.setdefault(label, [])
                     return
                 self.output_norms.setdefault(label, [])
                 output.register_hook(record(label))  # type: ignore[no-untyped-call]
 
         return hook
+
+    def _forget(self, key: int) -> Callable[[Any], None]:
+        def forget(reference: Any) -> None:
+            self._leaf_outputs.pop(key, None)
+
+        return forget
 
     @property
     def active(self) -> bool:
