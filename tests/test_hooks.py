@@ -222,3 +222,56 @@ def test_a_module_called_twice_gets_one_key_per_call() -> None:
         backward(model, [[1.0]])
     # d(out)/d(first output) = 3, d(out)/d(second output) = 1; one entry per pass each
     assert recorder.output_norms == {"0": [3.0, 3.0], "0#2": [1.0, 1.0]}
+
+
+@pytest.mark.parametrize("first", [nn.Identity(), nn.Dropout(0.5).eval()])
+def test_a_leaf_output_gets_one_entry_per_backward_pass(first: nn.Module) -> None:
+    # Identity, and Dropout in eval mode, return their input itself: a leaf whose hooks
+    # outlive the graph, so a hook per forward pass would fire again in every later pass
+    model = nn.Sequential(first, nn.Linear(2, 1))
+    x = torch.tensor([[3.0, 4.0]], requires_grad=True)
+    with torch.no_grad():
+        model[1].weight.copy_(torch.tensor([[3.0, 4.0]]))
+    with GradNormRecorder(model, modules=True) as recorder:
+        for _ in range(3):
+            model(x).sum().backward()
+    assert recorder.output_norms == {"0": [5.0, 5.0, 5.0], "1": [1.0, 1.0, 1.0]}
+    assert not x._backward_hooks  # removed on exit, as the parameters' hooks are
+
+
+def test_a_copy_made_inside_the_block_records_nothing() -> None:
+    import copy
+
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    with GradNormRecorder(model, modules=True) as recorder:
+        duplicate = copy.deepcopy(model)  # copies the forward hooks, not the tensor hooks
+        duplicate(torch.ones(1, 2)).sum().backward()
+    assert recorder.output_norms == {"0": [], "1": []}
+    assert all(not norms for norms in recorder.parameter_norms.values())
+
+
+def test_an_output_hook_of_an_earlier_block_records_nothing_in_a_later_one() -> None:
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    recorder = GradNormRecorder(model, modules=True)
+    with recorder:
+        out = model(torch.ones(1, 2))  # its hooks stay on the graph after the block
+    with recorder:
+        out.sum().backward()
+    assert recorder.output_norms == {"0": [], "1": []}
+    assert recorder.parameter_norms["1.bias"] == [1.0]  # the parameters' hooks are new
+
+
+def test_a_leaf_output_is_not_kept_alive_by_the_recorder() -> None:
+    import weakref
+
+    model = nn.Sequential(nn.Identity(), nn.Linear(2, 1))
+    with torch.no_grad():
+        model[1].weight.copy_(torch.tensor([[0.6, 0.8]]))
+    with GradNormRecorder(model, modules=True) as recorder:
+        for _ in range(2):  # a new input each step, as in a loop over batches
+            x = torch.ones(1, 2, requires_grad=True)
+            model(x).sum().backward()
+            gone = weakref.ref(x)
+            del x
+            assert gone() is None
+    assert recorder.output_norms["0"] == pytest.approx([1.0, 1.0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
@@ -23,9 +24,10 @@ class GradNormRecorder:
     (:meth:`torch.Tensor.register_hook`) on every parameter of ``model`` that requires
     grad and, with ``modules=True``, a forward hook
     (:meth:`torch.nn.Module.register_forward_hook`) on every submodule without children,
-    which puts a tensor hook on the module's output; on exit it removes all of them, so
-    the model is left as it was. The hooks only read the gradient (they return ``None``),
-    so training is not changed.
+    which puts a tensor hook on the module's output; on exit it removes the hooks on the
+    parameters and the modules, so the model is left as it was (a hook on an output that
+    the block computed stays on that output and records nothing after the block). The
+    hooks only read the gradient (they return ``None``), so training is not changed.
 
     A tensor hook sees the gradient of **one** backward pass as it arrives, before it is
     accumulated into ``.grad``: with gradient accumulation over several ``backward()``
@@ -47,8 +49,7 @@ class GradNormRecorder:
             :func:`torch.nn.utils.clip_grad_norm_`): a positive number or ``math.inf``.
         modules: also record, for each submodule without children whose output is a
             tensor, the norm of the gradient with respect to that output, in
-            :attr:`output_norms` (the ``grad_output`` a full backward hook would see,
-            without its warning for a first layer whose input needs no gradient).
+            :attr:`output_norms`.
 
     Attributes:
         parameter_norms: ``{parameter name: [norm of each backward pass that reaches
@@ -58,14 +59,18 @@ class GradNormRecorder:
             forward pass, so two forward passes of ``model`` before one ``backward()`` give two
             entries. A module called more than once in one forward pass of
             ``model`` (a shared layer) gets one key per call: ``"name"``, then
-            ``"name#2"``, ``"name#3"``...
+            ``"name#2"``, ``"name#3"``... An output that is a leaf tensor (such as the
+            input that ``nn.Identity`` returns as it is) is watched like a parameter: one
+            entry per backward pass that reaches it, under the key of its first call, and
+            its hook is removed on exit.
 
     Raises:
         TypeError: if ``model`` is not a :class:`torch.nn.Module`, ``norm_type`` is not an
-            ``int`` or ``float`` or is a ``bool``, or ``modules`` is not a ``bool``.
+            ``int`` or ``float`` (a NumPy integer or floating scalar counts as one) or is a
+            ``bool``, or ``modules`` is not a ``bool``.
         ValueError: if ``norm_type`` is NaN or not positive, or ``model`` has no parameter
             that requires grad (here, or when the block starts) or, when the block starts, an
-            uninitialised (lazy) parameter.
+            uninitialised (lazy) parameter that requires grad.
         RuntimeError: if the recorder is entered again while it is active.
 
     Examples:
@@ -103,6 +108,27 @@ class GradNormRecorder:
         ...     pass
         >>> recorder.active, dict(net[0].weight._backward_hooks or {})
         (False, {})
+
+        An output computed in the block keeps its hook, which records nothing after it:
+
+        >>> with GradNormRecorder(net, modules=True) as recorder:
+        ...     out = net(torch.ones(1, 2))
+        >>> out.sum().backward()
+        >>> len(out._backward_hooks), recorder.output_norms["1"]
+        (1, [])
+
+        An output that is a leaf tensor, here the input that ``nn.Identity`` returns: one
+        entry per backward pass, and no hook left on it:
+
+        >>> ident = nn.Sequential(nn.Identity(), nn.Linear(2, 1))
+        >>> x = torch.tensor([[3.0, 4.0]], requires_grad=True)
+        >>> with torch.no_grad():
+        ...     _ = ident[1].weight.copy_(torch.tensor([[3.0, 4.0]]))
+        >>> with GradNormRecorder(ident, modules=True) as recorder:
+        ...     ident(x).sum().backward()
+        ...     ident(x).sum().backward()
+        >>> recorder.output_norms["0"], dict(x._backward_hooks or {})
+        ([5.0, 5.0], {})
 
         A ``float16`` gradient whose norm is above 65504:
 
@@ -144,6 +170,21 @@ class GradNormRecorder:
           ...
         TypeError: GradNormRecorder() expects norm_type to be an int or float, got bool True
 
+        A NumPy scalar ``norm_type`` is accepted, and a lazy parameter that does not require
+        grad is not watched, so it is not refused:
+
+        >>> import numpy as np
+        >>> with GradNormRecorder(net, norm_type=np.float32(1.0)) as recorder:
+        ...     net(torch.ones(1, 2)).sum().backward()
+        >>> recorder.last()["1.bias"]
+        1.0
+        >>> lazy = nn.Sequential(nn.Linear(2, 2), nn.LazyLinear(1))
+        >>> lazy[1].weight.requires_grad = lazy[1].bias.requires_grad = False
+        >>> with GradNormRecorder(lazy) as recorder:
+        ...     lazy(torch.ones(1, 2)).sum().backward()
+        >>> list(recorder.parameter_norms)
+        ['0.weight', '0.bias']
+
         A parameter frozen when the block starts is not watched, even if it is unfrozen
         inside the block:
 
@@ -169,7 +210,10 @@ class GradNormRecorder:
                 f"got {type(model).__name__} with none"
             )
         self._handles: list[RemovableHandle] = []
+        # leaf outputs (an input that a module returns as is): their hooks outlive the graph
+        self._leaf_outputs: dict[int, tuple[weakref.ref[torch.Tensor], RemovableHandle]] = {}
         self._calls: dict[str, int] = {}
+        self._block = 0  # which block is running: an output's hook records only in its own
         self._backward_seen = False
         self.parameter_norms: dict[str, list[float]] = {}
         self.output_norms: dict[str, list[float]] = {}
@@ -197,18 +241,26 @@ class GradNormRecorder:
         return hook
 
     def _new_forward(self, module: torch.nn.Module, args: Any) -> None:
-        self._calls.clear()
+        if module is self._model:  # not a copy made inside the block, which has the hook too
+            self._calls.clear()
 
-    def _module_hook(self, name: str) -> Callable[[torch.nn.Module, Any, Any], None]:
+    def _module_hook(
+        self, name: str, watched: torch.nn.Module
+    ) -> Callable[[torch.nn.Module, Any, Any], None]:
         def record(label: str) -> Callable[[torch.Tensor], None]:
+            block = self._block
+
             def hook(gradient: torch.Tensor) -> None:
                 self._backward_seen = True
-                if self.active:  # a graph built inside the block, run backward after it
+                # not for a graph built inside the block and run backward after it
+                if self.active and block == self._block:
                     self.output_norms[label].append(self._norm(gradient))
 
             return hook
 
         def hook(module: torch.nn.Module, args: Any, output: Any) -> None:
+            if module is not watched:  # a copy (copy.deepcopy) made inside the block
+                return
             if self._backward_seen:  # a new pass, though not through model (a submodule's)
                 self._backward_seen = False
                 self._calls.clear()
@@ -216,10 +268,26 @@ class GradNormRecorder:
             self._calls[name] = count
             label = name if count == 1 else f"{name}#{count}"
             if isinstance(output, torch.Tensor) and output.requires_grad:
+                if output.grad_fn is None:  # a leaf: hooked once per block, like a parameter
+                    key = id(output)
+                    seen = self._leaf_outputs.get(key)
+                    if seen is not None and seen[0]() is output:
+                        return
+                    handle = output.register_hook(record(label))  # type: ignore[no-untyped-call]
+                    # a weak reference, so that the recorder keeps no input alive
+                    self._leaf_outputs[key] = (weakref.ref(output, self._forget(key)), handle)
+                    self.output_norms.setdefault(label, [])
+                    return
                 self.output_norms.setdefault(label, [])
                 output.register_hook(record(label))  # type: ignore[no-untyped-call]
 
         return hook
+
+    def _forget(self, key: int) -> Callable[[Any], None]:
+        def forget(reference: Any) -> None:
+            self._leaf_outputs.pop(key, None)
+
+        return forget
 
     @property
     def active(self) -> bool:
@@ -256,13 +324,16 @@ class GradNormRecorder:
                 for name, module in self._model.named_modules():
                     if next(module.children(), None) is None:
                         leaves.append(name)
-                        handles.append(module.register_forward_hook(self._module_hook(name)))
+                        hook = self._module_hook(name, module)
+                        handles.append(module.register_forward_hook(hook))
         except BaseException:
             for handle in handles:
                 handle.remove()
             raise
         self._parameters = parameters
         self._calls.clear()
+        self._leaf_outputs.clear()
+        self._block += 1
         self._backward_seen = False
         self.parameter_norms = {name: [] for name, _ in parameters}
         self.output_norms = {name: [] for name in leaves}
@@ -278,6 +349,9 @@ class GradNormRecorder:
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
+        for _, handle in self._leaf_outputs.values():
+            handle.remove()
+        self._leaf_outputs.clear()
 
     def last(self) -> dict[str, float]:
         """The norm of the latest backward pass for each parameter that received one.
