@@ -753,7 +753,8 @@ def load_checkpoint(
     exactly as in the saved run (the file's optimizer options, ``lr`` and ``momentum`` among
     them, replace the ones the optimizer was built with); a step on the same batch then
     matches the step the saved run took next, provided the RNG state saved in ``extra`` is
-    put back too where the step draws random numbers (such as dropout): see the last example.
+    put back too where the step draws random numbers (such as dropout): see the example of
+    a run with dropout.
 
     .. torch-source:: torch/optim/optimizer.py
        :function: Optimizer._process_value_according_to_param_policy
@@ -766,7 +767,8 @@ def load_checkpoint(
     The load is all-or-nothing. Everything is checked before the first tensor is copied:
     the model's keys, shapes and dtypes (for an uninitialised lazy module's parameters, the
     keys only); the optimizer's and scheduler's classes (recorded in the file; in a file
-    without that record, the names of their options stand in for it), the sizes of the
+    without that record, the names of their options stand in for it, which tell an SGD
+    from an Adam but not an Adam from an AdamW: see the last example), the sizes of the
     parameter groups and which of the model's parameters the optimizer holds, in which
     order. If anything is refused, ``model``, ``optimizer`` and ``scheduler`` are left as
     they were; if the load fails while loading, they get back the state they had (the
@@ -797,10 +799,11 @@ def load_checkpoint(
             holds objects ``weights_only=True`` refuses; if ``model`` or ``optimizer`` does
             not match what the file holds, or ``scheduler`` is of another class or drives
             another number of parameter groups (the message names both sides; a scheduler
-            that differs otherwise can fail inside its own ``load_state_dict``, see the last
-            example); if ``scheduler`` is given but the checkpoint holds no scheduler state; if
-            ``model`` is on the meta device; or if ``map_location`` names no device this
-            machine can load onto (``"cpu:1"``, ``"cuda"`` without CUDA, ``"meta"``).
+            that differs otherwise can fail inside its own ``load_state_dict``, see the
+            example of a ``SequentialLR``); if ``scheduler`` is given but the checkpoint holds
+            no scheduler state; if ``model`` is on the meta device; or if ``map_location``
+            names no device this machine can load onto (``"cpu:1"``, ``"cuda"`` without
+            CUDA, ``"meta"``).
 
     Examples:
         >>> import os, tempfile, torch
@@ -930,6 +933,22 @@ def load_checkpoint(
         IndexError: list index out of range
         >>> repr(schedule.state_dict()) == before
         True
+
+        A file written before the record of classes existed (made here by dropping
+        ``meta``) still loads; the names of the options then tell an SGD from an Adam, but
+        not an Adam from an AdamW:
+
+        >>> net = torch.nn.Linear(2, 1)
+        >>> save_checkpoint(path, net, torch.optim.Adam(net.parameters()), epoch=1)
+        >>> old = torch.load(path, weights_only=True)
+        >>> del old["meta"]
+        >>> torch.save(old, path)
+        >>> load_checkpoint(path, net, torch.optim.AdamW(net.parameters()))
+        {'epoch': 1}
+        >>> load_checkpoint(path, net, torch.optim.SGD(net.parameters(), lr=0.1))
+        Traceback (most recent call last):
+          ...
+        ValueError: load_checkpoint() expects optimizer to be an object of the kind saved in ...
         >>> folder.cleanup()
     """
     me = load_checkpoint
