@@ -310,9 +310,10 @@ def save_checkpoint(
     in ``DistributedDataParallel`` pass ``ddp.module``.
 
     The save is all-or-nothing, as a database writes: the payload is first serialised in
-    memory and loaded back with ``weights_only=True`` (a value that could not be resumed is
-    refused now, not when resuming), then written to a temporary file in the same folder,
-    flushed, ``fsync``-ed and renamed over ``path`` with :func:`os.replace` (atomic). A
+    memory and loaded back with ``weights_only=True`` (a value that this torch could not
+    load back is refused now, not when resuming with it: see the example of a refused save),
+    then written to a temporary file in the same folder, flushed, ``fsync``-ed and renamed
+    over ``path`` with :func:`os.replace` (atomic). A
     failure or a killed process at any point leaves the previous file at ``path`` intact.
 
     Args:
