@@ -775,9 +775,9 @@ def load_checkpoint(
     they were; if the load fails while loading, they get back the state they had (the
     model's state is copied first to make that possible), but for the parameters of an
     uninitialised lazy module, which keep the saved shapes, and for the version counters of
-    the model's tensors, which the copies there and back advance: a graph built before the
-    load can no longer run backward through them (see the example of an expanded buffer).
-    Files written before the record of
+    the model's tensors that the failed load wrote into, which the copies there and back
+    advance: a graph built before the load can no longer run backward through them (see the
+    example of an expanded buffer). Files written before the record of
     classes existed still load; only the checks that need the record are skipped.
 
     Args:
