@@ -60,7 +60,7 @@ _SHOWN = 3
 
 @runtime_checkable
 class Stateful(Protocol):
-    """What ``scheduler`` may be: an object with ``state_dict()`` and ``load_state_dict()``.
+    """What ``scheduler`` must be: an object with ``state_dict()`` and ``load_state_dict()``.
 
     Every scheduler of ``torch.optim.lr_scheduler`` is one.
 
@@ -302,17 +302,18 @@ def save_checkpoint(
     every parameter the optimizer holds, and the ptnotes and torch versions. ``extra`` takes
     what else a resumed run needs, such as the epoch or ``torch.get_rng_state()``; its values
     must be of types that ``weights_only=True`` loads (such as tensors, ``bool``, ``int``,
-    ``float``, ``complex``, strings, bytes, ``None``, lists, tuples, sets and plain dicts of
-    them, and torch's ``dtype``, ``device`` and ``Size``: not NumPy values, a ``frozenset``, a
+    ``float``, strings, ``None``, lists, tuples and plain dicts of them, and torch's
+    ``dtype``, ``device`` and ``Size``: not NumPy values, a ``frozenset``, a
     :class:`~collections.defaultdict`, a :class:`~fractions.Fraction` or
     :class:`~decimal.Decimal`, ``datetime``, ``range`` or objects of a class of one's own, a
     :func:`~collections.namedtuple` included, although it is a tuple). For a model wrapped
     in ``DistributedDataParallel`` pass ``ddp.module``.
 
     The save is all-or-nothing, as a database writes: the payload is first serialised in
-    memory and loaded back with ``weights_only=True`` (a value that could not be resumed is
-    refused now, not when resuming), then written to a temporary file in the same folder,
-    flushed, ``fsync``-ed and renamed over ``path`` with :func:`os.replace` (atomic). A
+    memory and loaded back with ``weights_only=True`` (a value that this torch could not
+    load back is refused now, not when resuming with it: see the example of a refused save),
+    then written to a temporary file in the same folder, flushed, ``fsync``-ed and renamed
+    over ``path`` with :func:`os.replace` (atomic). A
     failure or a killed process at any point leaves the previous file at ``path`` intact.
 
     Args:
@@ -320,7 +321,8 @@ def save_checkpoint(
         model: the model.
         optimizer: its optimizer (the state holds momentum buffers, Adam moments, step
             counts); every parameter it holds must be a parameter of ``model``.
-        scheduler: its learning-rate scheduler, if any (any :class:`Stateful` object).
+        scheduler: its learning-rate scheduler, if any (a :class:`Stateful` object, but not
+            an optimizer or a module, which are :class:`Stateful` too: see the example).
         **extra: anything else to save, returned by :func:`load_checkpoint`.
 
     Raises:
@@ -339,17 +341,17 @@ def save_checkpoint(
         >>> optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
         >>> folder = tempfile.TemporaryDirectory()
         >>> path = os.path.join(folder.name, "ckpt.pt")
-        >>> save_checkpoint(path, model, optimizer, epoch=3, dtype=torch.float16, seen={1, 2})
+        >>> save_checkpoint(path, model, optimizer, epoch=3, dtype=torch.float16, seen=[1, 2])
         >>> saved = torch.load(path, weights_only=True)
         >>> sorted(saved)
         ['extra', 'meta', 'model', 'optimizer', 'scheduler']
         >>> saved["extra"]
-        {'epoch': 3, 'dtype': torch.float16, 'seen': {1, 2}}
+        {'epoch': 3, 'dtype': torch.float16, 'seen': [1, 2]}
         >>> sorted(saved["meta"])  # doctest: +NORMALIZE_WHITESPACE
         ['format', 'format_version', 'model', 'optimizer', 'optimizer_parameters', 'ptnotes',
          'scheduler', 'torch']
 
-        A ``frozenset``, a ``defaultdict`` and a ``Fraction`` are refused, although a set loads:
+        A ``frozenset``, a ``defaultdict`` and a ``Fraction`` are refused:
 
         >>> from collections import defaultdict
         >>> save_checkpoint(path, model, optimizer, counts=defaultdict(int, {"a": 1}))
@@ -365,6 +367,14 @@ def save_checkpoint(
         Traceback (most recent call last):
           ...
         TypeError: save_checkpoint() expects share ... got fractions.Fraction at share, which ...
+
+        A module has ``state_dict()`` and ``load_state_dict()`` too, but is refused as a
+        scheduler (a loss module here, passed one place too far):
+
+        >>> save_checkpoint(path, model, optimizer, torch.nn.MSELoss())
+        Traceback (most recent call last):
+          ...
+        TypeError: save_checkpoint() expects scheduler ... got torch.nn.MSELoss, ...
 
         A model on the meta device has no values to save:
 
@@ -742,35 +752,40 @@ def load_checkpoint(
     ``step`` counts: they stay where ``map_location`` put them (the CPU by default) unless
     the optimizer is ``capturable`` or ``fused``. Pass the objects built
     exactly as in the saved run (the file's optimizer options, ``lr`` and ``momentum`` among
-    them, replace the ones the optimizer was built with); training then continues as if it
-    had never stopped, provided the RNG state saved in ``extra`` is put back too where the
-    run draws random numbers (dropout, shuffling): see the last example.
+    them, replace the ones the optimizer was built with); a step on the same batch then
+    matches the step the saved run took next, provided the RNG state saved in ``extra`` is
+    put back too where the step draws random numbers (such as dropout): see the example of
+    a run with dropout.
 
     .. torch-source:: torch/optim/optimizer.py
        :function: Optimizer._process_value_according_to_param_policy
 
-       ``Optimizer.load_state_dict`` moves each state tensor to its parameter's device (a
-       floating point one to its dtype too), except the ``step`` entry, which it returns
-       unchanged unless the parameter's group has ``capturable`` or ``fused`` set.
+       ``Optimizer.load_state_dict`` moves each state tensor to its parameter's device (and,
+       where the parameter is floating point, to the parameter's dtype, whatever the state
+       tensor's own dtype), except the ``step`` entry, which it returns unchanged unless the
+       parameter's group has ``capturable`` or ``fused`` set.
 
     The load is all-or-nothing. Everything is checked before the first tensor is copied:
     the model's keys, shapes and dtypes (for an uninitialised lazy module's parameters, the
     keys only); the optimizer's and scheduler's classes (recorded in the file; in a file
-    without that record, the names of their options stand in for it), the sizes of the
+    without that record, the names of their options stand in for it, which tell an SGD
+    from an Adam but not an Adam from an AdamW: see the last example), the sizes of the
     parameter groups and which of the model's parameters the optimizer holds, in which
-    order. If anything is refused (or fails while loading), ``model``, ``optimizer`` and
-    ``scheduler`` are left exactly as they were (the model's state is copied first to make
-    that possible), but for the parameters of an uninitialised lazy module: a load that
-    fails inside the model's own ``load_state_dict`` leaves them with the saved shapes (see
-    the example of an expanded buffer). Files written before the record of
+    order. If anything is refused, ``model``, ``optimizer`` and ``scheduler`` are left as
+    they were; if the load fails while loading, they get back the state they had (the
+    model's state is copied first to make that possible), but for the parameters of an
+    uninitialised lazy module, which keep the saved shapes, and for the version counters of
+    the model's tensors that the failed load wrote into, which the copies there and back
+    advance: a graph built before the load can no longer run backward through them (see the
+    example of an expanded buffer). Files written before the record of
     classes existed still load; only the checks that need the record are skipped.
 
     Args:
         path: a file written by :func:`save_checkpoint`.
         model: the model to restore (strict: every key, shape and dtype must match, but for
             the parameters of an uninitialised lazy module, which take the saved shapes).
-        optimizer: the optimizer to restore, or ``None`` to restore the model only (for
-            evaluation).
+        optimizer: the optimizer to restore, or ``None`` (``load_checkpoint(path, model)``,
+            as in the first example, restores the model only, for evaluation).
         scheduler: the scheduler to restore, or ``None``.
         map_location: where to load the tensors first (``"cpu"`` by default, so a checkpoint
             saved on a GPU loads on a machine without one); ``None`` keeps the saved devices.
@@ -782,11 +797,14 @@ def load_checkpoint(
         TypeError: if an argument is not of the type named above.
         FileNotFoundError: if ``path`` does not exist.
         ValueError: if the file is empty, damaged, not a :func:`save_checkpoint` file or
-            holds objects ``weights_only=True`` refuses; if ``model``, ``optimizer`` or
-            ``scheduler`` does not match what the file holds (the message names both
-            sides); if ``scheduler`` is given but the checkpoint holds no scheduler state; if
-            ``model`` is on the meta device; or if ``map_location`` names no device this
-            machine can load onto (``"cpu:1"``, ``"cuda"`` without CUDA, ``"meta"``).
+            holds objects ``weights_only=True`` refuses; if ``model`` or ``optimizer`` does
+            not match what the file holds, or ``scheduler`` is of another class or drives
+            another number of parameter groups (the message names both sides; a scheduler
+            that differs otherwise can fail inside its own ``load_state_dict``, see the
+            example of a ``SequentialLR``); if ``scheduler`` is given but the checkpoint holds
+            no scheduler state; if ``model`` is on the meta device; or if ``map_location``
+            names no device this machine can load onto (``"cpu:1"``, ``"cuda"`` without
+            CUDA, ``"meta"``).
 
     Examples:
         >>> import os, tempfile, torch
@@ -864,7 +882,9 @@ def load_checkpoint(
 
         A load that fails inside the model's own ``load_state_dict`` (here at an expanded
         buffer, which refuses to be copied into) is rolled back too, the optimizer's options
-        included, but an uninitialised lazy module keeps the saved shapes:
+        included, but a graph built before it can no longer run backward through the model's
+        parameters (the copies back are in-place changes), and an uninitialised lazy module
+        keeps the saved shapes:
 
         >>> class Expanded(torch.nn.Module):
         ...     def __init__(self):
@@ -876,12 +896,17 @@ def load_checkpoint(
         >>> target = torch.nn.Sequential(torch.nn.Linear(2, 1), Expanded())
         >>> sgd = torch.optim.SGD(target.parameters(), lr=0.1)
         >>> before = target[0].weight.clone()
+        >>> out = target[0](torch.ones(3, 2, requires_grad=True)).sum()  # a graph, before
         >>> load_checkpoint(path, target, sgd)
         Traceback (most recent call last):
           ...
         RuntimeError: Error(s) in loading state_dict for Sequential:...
         >>> torch.equal(target[0].weight, before), sgd.param_groups[0]["lr"]
         (True, 0.1)
+        >>> out.backward()
+        Traceback (most recent call last):
+          ...
+        RuntimeError: one of the variables needed for gradient computation has been modified by ...
         >>> lazy = torch.nn.Sequential(torch.nn.LazyLinear(1), Expanded())
         >>> load_checkpoint(path, lazy)
         Traceback (most recent call last):
@@ -889,6 +914,42 @@ def load_checkpoint(
         RuntimeError: Error(s) in loading state_dict for Sequential:...
         >>> tuple(lazy[0].weight.shape)
         (1, 2)
+
+        A scheduler of the saved class that differs otherwise fails inside its own
+        ``load_state_dict`` (here a ``SequentialLR`` of three schedulers loaded into one of
+        two, which raises an ``IndexError``), and is rolled back too:
+
+        >>> schedulers = torch.optim.lr_scheduler
+        >>> def sequential(n):
+        ...     net = torch.nn.Linear(2, 1)
+        ...     sgd = torch.optim.SGD(net.parameters(), lr=0.1)
+        ...     parts = [schedulers.ConstantLR(sgd, factor=0.5, total_iters=2) for _ in range(n)]
+        ...     return net, sgd, schedulers.SequentialLR(sgd, parts, milestones=list(range(1, n)))
+        >>> save_checkpoint(path, *sequential(3))
+        >>> net, sgd, schedule = sequential(2)
+        >>> before = repr(schedule.state_dict())
+        >>> load_checkpoint(path, net, sgd, schedule)
+        Traceback (most recent call last):
+          ...
+        IndexError: list index out of range
+        >>> repr(schedule.state_dict()) == before
+        True
+
+        A file written before the record of classes existed (made here by dropping
+        ``meta``) still loads; the names of the options then tell an SGD from an Adam, but
+        not an Adam from an AdamW:
+
+        >>> net = torch.nn.Linear(2, 1)
+        >>> save_checkpoint(path, net, torch.optim.Adam(net.parameters()), epoch=1)
+        >>> old = torch.load(path, weights_only=True)
+        >>> del old["meta"]
+        >>> torch.save(old, path)
+        >>> load_checkpoint(path, net, torch.optim.AdamW(net.parameters()))
+        {'epoch': 1}
+        >>> load_checkpoint(path, net, torch.optim.SGD(net.parameters(), lr=0.1))
+        Traceback (most recent call last):
+          ...
+        ValueError: load_checkpoint() expects optimizer to be an object of the kind saved in ...
         >>> folder.cleanup()
     """
     me = load_checkpoint

@@ -1,4 +1,4 @@
-"""Safe conversion of a tensor to NumPy, whatever its device and autograd state."""
+"""Conversion of a tensor to NumPy that detaches it and moves it to the CPU first."""
 
 from __future__ import annotations
 
