@@ -22,14 +22,16 @@ when they are given, not when they are first used. In :func:`check_bool`, :func:
 value, so ``shuffle=np.mean(x) > 0`` works (:func:`check_optimizer_options` returns the
 options as given); :func:`check_type` and :func:`check_choice` go by the Python type, so
 they refuse a ``numpy.bool_`` where a ``bool`` is asked for and a ``numpy.int64`` among
-``int`` choices. An integer must fit in ``int64`` (what torch stores it in), a number
-in a ``float``.
+``int`` choices. An integer that :func:`check_int` is given must fit in ``int64`` (what
+torch stores it in); a number that :func:`check_number` is given, an ``int`` included, must
+fit in a ``float``.
 """
 
 from __future__ import annotations
 
 import inspect
 import math
+import re
 import reprlib
 import warnings
 from collections.abc import Callable, Collection, Mapping
@@ -330,6 +332,8 @@ def check_number(
         raise _fail(TypeError, caller, name, "an int or float", value)
     try:
         number = float(value)
+        if math.isinf(number) and not np.isinf(value):  # a NumPy longdouble beyond a float
+            raise OverflowError
     except OverflowError:
         raise _fail(
             ValueError, caller, name, "a number within the range of a float", value
@@ -509,7 +513,8 @@ def check_optimizer_options(
     a number (a one-element tensor too for ``lr``; not a negative one where the default is not
     negative, although SGD itself accepts ``dampening=-1.0``), a ``bool`` for a flag, a tuple
     or list of finite numbers of the same length for ``betas``-like options; and the
-    optimizer's constructor must accept it alone (its range checks: a negative ``lr``, say). Each
+    optimizer's constructor must accept it alone (its range checks: Adam's ``betas=(0.9, 1.5)``,
+    say). Each
     option is checked on its own: a rule across options, such as SGD's ``nesterov``
     needing a ``momentum``, is left to the optimizer. ``"params"`` is refused: the
     parameters are not an option.
@@ -557,6 +562,13 @@ def check_optimizer_options(
         Traceback (most recent call last):
           ...
         ValueError: Nesterov momentum requires a momentum and zero dampening
+
+        A value the optimizer's constructor refuses is refused, with its reason:
+
+        >>> check_optimizer_options(param_groups, "o", {"betas": (0.9, 1.5)}, torch.optim.Adam)
+        Traceback (most recent call last):
+          ...
+        ValueError: param_groups() expects o['betas'] to be a value torch.optim.Adam accepts (Inv...
 
         A negative number is refused where the default is not negative, even one the
         constructor takes:
@@ -627,21 +639,32 @@ def check_optimizer_options(
 def _constructor_refusal(optimizer: type[torch.optim.Optimizer], key: str, option: object) -> str:
     """The optimizer's own constructor's objection to ``{key: option}``; ``""`` if none.
 
-    Only range checks count: torch.optim's say ``"Invalid ..."``. A rule across options
-    (SGD's ``nesterov`` needs a momentum, which the group may take from the constructor's
-    arguments) or a missing required argument is not this check's business.
+    Only range checks count: most of torch.optim's say ``"Invalid ..."``, Adafactor's and
+    Muon's ``"<option> should be >= 0 ..."`` or ``"... is not supported"``. A rule across
+    options (SGD's ``nesterov`` needs a momentum, which the group may take from the
+    constructor's arguments; its message names the other options) or a missing required
+    argument is not this check's business, and nor is an objection to the parameter
+    (Muon's to one that is not 2-D), which the constructor also raises with no option.
     """
-    parameter = torch.zeros(1, requires_grad=True)
+    message = _constructor_error(optimizer, {key: option})
+    if not message or message == _constructor_error(optimizer, {}):
+        return ""
+    if optimizer.__module__.startswith("torch.optim") and not message.startswith("Invalid"):
+        others = {k.lower() for k in optimizer_defaults(optimizer)} - {key.lower()}
+        if others & {word.lower() for word in re.findall(r"[A-Za-z_]\w*", message)}:
+            return ""  # "Nesterov momentum requires a momentum and zero dampening"
+    return message
+
+
+def _constructor_error(optimizer: type[torch.optim.Optimizer], options: dict[str, Any]) -> str:
+    """The ``ValueError`` of ``optimizer([p], **options)`` for a 2-D ``p``; ``""`` if none."""
+    parameter = torch.zeros(1, 1, requires_grad=True)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            options: dict[str, Any] = {key: option}
             optimizer([parameter], **options)
     except ValueError as error:
-        message = str(error)
-        if optimizer.__module__.startswith("torch.optim") and not message.startswith("Invalid"):
-            return ""
-        return message or type(error).__name__
+        return str(error) or type(error).__name__
     except Exception:
         return ""
     return ""
@@ -695,5 +718,12 @@ def _option(
         number = check_number(caller, label, option)
         if number < 0 and all(d >= 0 for d in defaults if isinstance(d, int | float)):
             raise _fail(ValueError, caller, label, "a number >= 0", option)
-    elif isinstance(option, float | np.floating) and math.isnan(option):  # LBFGS's max_eval
+    elif _is_nan(option):  # LBFGS's max_eval
         raise _fail(ValueError, caller, label, "a number, not NaN", option)
+
+
+def _is_nan(option: object) -> bool:
+    """A float or NumPy floating NaN, or a one-element floating tensor holding NaN."""
+    if isinstance(option, torch.Tensor):
+        return option.numel() == 1 and option.is_floating_point() and math.isnan(option.item())
+    return isinstance(option, float | np.floating) and math.isnan(option)
