@@ -514,9 +514,8 @@ def check_optimizer_options(
     negative, although SGD itself accepts ``dampening=-1.0``), a ``bool`` for a flag, a tuple
     or list of finite numbers of the same length for ``betas``-like options; and the
     optimizer's constructor must accept it alone (its range checks: Adam's ``betas=(0.9, 1.5)``,
-    say). Each
-    option is checked on its own: a rule across options, such as SGD's ``nesterov``
-    needing a ``momentum``, is left to the optimizer. ``"params"`` is refused: the
+    say). Each option is checked on its own: a rule across options, such as SGD's
+    ``nesterov`` needing a ``momentum``, is left to the optimizer. ``"params"`` is refused: the
     parameters are not an option.
 
     Examples:
