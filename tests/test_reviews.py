@@ -16,6 +16,9 @@ BY_PAGE = {r.page: r for r in reviews.read()}
 
 def test_every_page_is_listed() -> None:
     assert {"glossary.md", "errata.md", "autograd/inplace.md", "api/checkpoint.rst"} <= set(PAGES)
+    scripts = {f"auto_examples/{path.name}" for path in (ROOT / "gallery").glob("plot_*.py")}
+    assert len(scripts) >= 7
+    assert scripts | {"auto_examples/index.rst"} <= set(PAGES)
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -51,6 +54,48 @@ def test_an_output_change_keeps_the_hash_and_a_sentence_change_does_not() -> Non
 def test_docstrings_count_as_prose_of_api_pages_but_their_examples_do_not() -> None:
     doc = "Say what.\n\nExamples:\n    >>> f()\n    1\n\nAfter."
     assert reviews._without_examples(doc) == "Say what.\n\nExamples:\n\nAfter."
+
+
+GALLERY_SCRIPT = '''"""
+Title
+=====
+
+What the script shows.
+"""
+
+# %%
+# A section
+# ---------
+# Text of the section.
+import torch  # a comment in the code
+
+x = torch.ones(2)  # sphinx-gallery shows this comment too
+print("not # a comment")
+# sphinx_gallery_thumbnail_number = 1
+'''
+
+
+def test_the_prose_of_a_gallery_script_is_its_docstring_and_comments() -> None:
+    assert reviews.gallery_prose(GALLERY_SCRIPT) == (
+        "Title\n=====\n\nWhat the script shows.\nA section\n---------\nText of the section.\n"
+        "a comment in the code\nsphinx-gallery shows this comment too\n"
+    )
+    code_changed = GALLERY_SCRIPT.replace("torch.ones(2)", "torch.zeros(3)")
+    assert reviews.gallery_prose(code_changed) == reviews.gallery_prose(GALLERY_SCRIPT)
+    text_changed = GALLERY_SCRIPT.replace("Text of the section.", "Other text.")
+    assert reviews.gallery_prose(text_changed) != reviews.gallery_prose(GALLERY_SCRIPT)
+
+
+def test_a_gallery_page_is_named_as_the_site_names_it() -> None:
+    name = reviews._page_name("gallery/plot_data_vs_detach.py", ROOT)
+    assert name == "auto_examples/plot_data_vs_detach.py"
+    assert reviews.source(name) == ROOT / "gallery" / "plot_data_vs_detach.py"
+    assert reviews.catalog_path(name).relative_to(ROOT).as_posix() == (
+        "docs/locales/zh_CN/LC_MESSAGES/auto_examples/plot_data_vs_detach.po"
+    )
+    assert reviews._page_name("gallery/GALLERY_HEADER.rst", ROOT) == "auto_examples/index.rst"
+    with pytest.raises(ValueError, match=r"no page docs/auto_examples/plot_missing\.py"):
+        reviews._page_name("gallery/plot_missing.py", ROOT)
 
 
 @pytest.fixture

@@ -41,11 +41,13 @@ import ast
 import datetime
 import fcntl
 import hashlib
+import io
 import json
 import os
 import re
 import sys
 import tempfile
+import tokenize
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -76,15 +78,56 @@ def ledger_files(root: Path) -> list[Path]:
 _AUTODOC = re.compile(r"^\.\. auto(?:module|class|function)::\s*(ptnotes[\w.]*)", re.MULTILINE)
 
 
+#: The site's folder of gallery pages; sphinx-gallery builds them from ``gallery/``.
+GALLERY = "auto_examples"
+#: The gallery's index page, built from the gallery's header.
+GALLERY_INDEX, GALLERY_HEADER = f"{GALLERY}/index.rst", "GALLERY_HEADER.rst"
+
+
 def pages(docs: Path = DOCS) -> list[str]:
-    """Every page under ``docs/`` that needs a record (paths relative to ``docs/``)."""
+    """Every page of the site that needs a record (paths relative to ``docs/``).
+
+    The gallery's pages are named as the site names them, ``auto_examples/plot_<idea>.py``
+    (their catalogs are ``auto_examples/plot_<idea>.po``); their source is
+    ``gallery/plot_<idea>.py`` (:func:`source`).
+    """
     found = []
     for path in sorted([*docs.rglob("*.md"), *docs.rglob("*.rst")]):
         parts = path.relative_to(docs).parts
-        if any(p.startswith(("_", ".")) or p in {"locales", "auto_examples"} for p in parts):
+        if any(p.startswith(("_", ".")) or p in {"locales", GALLERY} for p in parts):
             continue
         found.append(path.relative_to(docs).as_posix())
+    gallery = docs.parent / "gallery"
+    if (gallery / GALLERY_HEADER).is_file():
+        found.append(GALLERY_INDEX)
+    found += [f"{GALLERY}/{path.name}" for path in sorted(gallery.glob("plot_*.py"))]
     return found
+
+
+def source(page: str, root: Path = ROOT) -> Path:
+    """The file a page is built from: ``docs/<page>``, or the gallery script of a gallery page."""
+    parts = Path(page).parts
+    if parts[:1] == (GALLERY,):
+        name = GALLERY_HEADER if page == GALLERY_INDEX else Path(*parts[1:])
+        return root / "gallery" / name
+    return root / "docs" / page
+
+
+def gallery_prose(script: str) -> str:
+    """What a reader reads as text in a gallery script: its docstring and its comments.
+
+    The text blocks (the comment lines under each ``# %%``) and the comments in the code are
+    kept, the code is left out, as a page's examples are; so are the ``# %%`` markers and
+    sphinx-gallery's ``# sphinx_gallery_`` settings.
+    """
+    docstring = ast.get_docstring(ast.parse(script), clean=True) or ""
+    comments = [
+        token.string.lstrip("#").strip()
+        for token in tokenize.generate_tokens(io.StringIO(script).readline)
+        if token.type == tokenize.COMMENT
+        and not token.string.startswith(("# %%", "# sphinx_gallery_"))
+    ]
+    return docstring.strip() + "\n" + "\n".join(comments).strip() + "\n"
 
 
 def prose(text: str) -> str:
@@ -144,7 +187,9 @@ def _without_examples(docstring: str) -> str:
 
 def english_hash(page: str, root: Path = ROOT) -> str:
     """The hash of what a reader of ``page`` reads in English (examples left out)."""
-    path = root / "docs" / page
+    path = source(page, root)
+    if path.suffix == ".py":
+        return hashlib.sha256(gallery_prose(path.read_text(encoding="utf-8")).encode()).hexdigest()
     text = prose(path.read_text(encoding="utf-8"))
     if path.suffix == ".rst":
         text += "".join(_docstrings(m, root) for m in _AUTODOC.findall(text))
@@ -225,7 +270,7 @@ def dump(reviews: Iterable[Review]) -> str:
 def problems(review: Review, root: Path = ROOT) -> list[str]:
     """What makes a record not current or not consistent (empty: it is current)."""
     found = []
-    if not (root / "docs" / review.page).exists():
+    if not source(review.page, root).exists():
         return [f"{review.page}: no such page"]
     if review.en != english_hash(review.page, root):
         found.append(f"{review.page}: its prose changed after the review of {review.date}")
@@ -301,15 +346,20 @@ def record(
 
 
 def _page_name(page: str, root: Path) -> str:
-    """``docs/autograd/inplace.md`` or ``autograd/inplace.md`` → ``autograd/inplace.md``."""
+    """``docs/autograd/inplace.md`` or ``autograd/inplace.md`` → ``autograd/inplace.md``;
+    ``gallery/plot_x.py`` → ``auto_examples/plot_x.py`` (the gallery page built from it)."""
     candidate = Path(page)
     if candidate.is_absolute():
         candidate = candidate.relative_to(root)
     if candidate.parts and candidate.parts[0] == "docs":
         candidate = Path(*candidate.parts[1:])
-    if not (root / "docs" / candidate).is_file():
-        raise ValueError(f"no page docs/{candidate.as_posix()}")
-    return candidate.as_posix()
+    elif candidate.parts and candidate.parts[0] == "gallery":
+        rest = Path(*candidate.parts[1:]).as_posix()
+        candidate = Path(GALLERY_INDEX if rest == GALLERY_HEADER else f"{GALLERY}/{rest}")
+    name = candidate.as_posix()
+    if name not in pages(root / "docs") or not source(name, root).is_file():
+        raise ValueError(f"no page docs/{name}")
+    return name
 
 
 def status(root: Path = ROOT, path: Path = RECORD) -> list[str]:
