@@ -115,8 +115,9 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
     before the next ``step()``, before or after freezing, or that ``step()`` still moves
     them (the SGD examples).
 
-    Freezing does not touch the *buffers*: a :class:`torch.nn.BatchNorm2d` in training
-    mode keeps updating its running mean and variance. Call ``.eval()`` on such
+    Freezing does not touch the *buffers*: a batch norm such as
+    :class:`torch.nn.BatchNorm2d`, in training mode and with its default ``momentum=0.1``,
+    keeps updating its running mean and variance. Call ``.eval()`` on such
     layers too if they must not change at all.
 
     Args:
@@ -173,9 +174,10 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         >>> weights = torch.arange(4.0).view(4, 1)  # a plain sum through batch norm has ~0 gradient
         >>> (net(torch.randn(4, 2)) * weights).sum().backward()
         >>> frozen = freeze(net)
+        >>> running_mean = net[1].running_mean.clone()
         >>> _ = net(torch.randn(4, 2))
-        >>> net[1].num_batches_tracked.item()
-        2
+        >>> net[1].num_batches_tracked.item(), torch.equal(net[1].running_mean, running_mean)
+        (2, False)
         >>> before = net[0].weight.clone()
         >>> sgd.step()
         >>> torch.equal(net[0].weight, before)
@@ -328,6 +330,13 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
         >>> _ = replace_head(model, "fc", nn.Linear(16, 3).requires_grad_(False))
         >>> [name for name, p in model.named_parameters() if p.requires_grad]
         []
+
+        The new head keeps its own dtype:
+
+        >>> double = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1)).double()
+        >>> _ = replace_head(double, "1", nn.Linear(2, 1))
+        >>> double[0].weight.dtype, double[1].weight.dtype
+        (torch.float64, torch.float32)
 
         A module cannot be put inside itself, the model's or a nested parent's:
 
