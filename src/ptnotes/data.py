@@ -59,11 +59,11 @@ class TensorBatchDataset(Dataset[Batch]):
 
     Like :class:`torch.utils.data.TensorDataset`, sample ``i`` is
     ``tuple(t[i] for t in tensors)``, and given a 1-D ``int64`` or ``int32`` index tensor
-    :meth:`__getitem__` returns a batch as TensorDataset's does. The difference is :meth:`__getitems__`,
-    which TensorDataset lacks: it returns a whole batch with **one** indexing operation
-    per tensor, instead of ``B`` single-row lookups followed by a ``torch.stack`` in
-    ``collate_fn``. For in-memory data that per-sample path, not the model, is often
-    what limits throughput.
+    :meth:`__getitem__` returns a batch as TensorDataset's does. The difference is
+    :meth:`__getitems__`, which TensorDataset lacks: it returns a whole batch with **one**
+    indexing operation per tensor, instead of ``B`` single-row lookups followed by a
+    ``torch.stack`` in ``collate_fn``. For in-memory data that per-sample path, not the
+    model, is often what limits throughput.
 
     Note:
         PyTorch documents :meth:`__getitems__` as returning a *list of samples* that
