@@ -177,6 +177,19 @@ def test_getitems_rejects_bad_indices(
         TensorBatchDataset(*xy).__getitems__(indices)
 
 
+@pytest.mark.parametrize("index", [2**63, -(2**63) - 1], ids=["above", "below"])
+def test_getitem_int_outside_int64_raises_our_value_error(index: int) -> None:
+    # torch itself raises RuntimeError here on older releases (2.4.1), ValueError on newer ones
+    with pytest.raises(ValueError, match=r"expects index to be an int in \[-9223372036854775808"):
+        TensorBatchDataset(torch.arange(3))[index]
+
+
+def test_getitem_numpy_int_outside_int64_raises_our_value_error() -> None:
+    np = pytest.importorskip("numpy")
+    with pytest.raises(ValueError, match="expects index to be an int in"):
+        TensorBatchDataset(torch.arange(3))[np.uint64(2**64 - 1)]
+
+
 # -- BatchIndexSampler ------------------------------------------------------------------
 
 

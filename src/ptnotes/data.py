@@ -58,12 +58,12 @@ class TensorBatchDataset(Dataset[Batch]):
     """A map-style dataset over in-memory tensors that share their first dimension.
 
     Like :class:`torch.utils.data.TensorDataset`, sample ``i`` is
-    ``tuple(t[i] for t in tensors)``, and given an index tensor :meth:`__getitem__`
-    returns a batch as TensorDataset's does. The difference is :meth:`__getitems__`,
-    which TensorDataset lacks: it returns a whole batch with **one** indexing operation
-    per tensor, instead of ``B`` single-row lookups followed by a ``torch.stack`` in
-    ``collate_fn``. For in-memory data that per-sample path, not the model, is often
-    what limits throughput.
+    ``tuple(t[i] for t in tensors)``, and given a 1-D ``int64`` or ``int32`` index tensor
+    :meth:`__getitem__` returns a batch as TensorDataset's does. The difference is
+    :meth:`__getitems__`, which TensorDataset lacks: it returns a whole batch with **one**
+    indexing operation per tensor, instead of ``B`` single-row lookups followed by a
+    ``torch.stack`` in ``collate_fn``. For in-memory data that per-sample path, not the
+    model, is often what limits throughput.
 
     Note:
         PyTorch documents :meth:`__getitems__` as returning a *list of samples* that
@@ -107,6 +107,17 @@ class TensorBatchDataset(Dataset[Batch]):
         >>> from torch.utils.data import TensorDataset
         >>> TensorDataset(x, y)[torch.tensor([4, 0])][1], hasattr(TensorDataset, "__getitems__")
         (tensor([0, 0]), False)
+        >>> dataset[torch.tensor([4, 0])][1]
+        tensor([0, 0])
+
+        A 0-d index tensor, which TensorDataset answers with one sample, is refused:
+
+        >>> TensorDataset(x, y)[torch.tensor(4)][1]
+        tensor(0)
+        >>> dataset[torch.tensor(4)]
+        Traceback (most recent call last):
+          ...
+        ValueError: TensorBatchDataset.__getitem__() expects index to be a 1-D int64 or ...
 
         With automatic batching and the default ``collate_fn``, the batches of the two
         tensors come stacked into one tensor:
@@ -180,16 +191,17 @@ class TensorBatchDataset(Dataset[Batch]):
             >>> dataset[2**63]
             Traceback (most recent call last):
               ...
-            ValueError: ...
+            ValueError: TensorBatchDataset.__getitem__() expects index to be an int in [...] ...
             >>> dataset[[2**63]]
             Traceback (most recent call last):
               ...
             ValueError: TensorBatchDataset.__getitem__() expects index[0] to be an int in [...] ...
         """
-        if isinstance(index, int | slice) and not isinstance(index, bool):
+        if isinstance(index, slice):
             return tuple(tensor[index] for tensor in self.tensors)
-        if isinstance(index, np.integer):
-            return tuple(tensor[int(index)] for tensor in self.tensors)
+        if isinstance(index, int | np.integer) and not isinstance(index, bool):
+            row = check_int(TensorBatchDataset.__getitem__, "index", index)  # int64, every release
+            return tuple(tensor[row] for tensor in self.tensors)
         rows = _index_tensor(TensorBatchDataset.__getitem__, "index", index)
         return tuple(tensor[rows] for tensor in self.tensors)
 
@@ -531,7 +543,8 @@ def batched_loader(
     tensor, and nothing is left to collate. ``collate_fn`` still runs on each fetched
     value; the default for this mode,
     :func:`~torch.utils.data.default_convert`, would turn the tuple into a list, so
-    a pass-through is used instead and a batch arrives as the tuple the dataset built.
+    a pass-through is used instead and, with ``pin_memory=False``, a batch arrives as the
+    tuple the dataset built.
 
     With ``num_workers > 0`` the sampler still runs in the main process: each worker
     receives index tensors and returns whole batches.
@@ -579,6 +592,8 @@ def batched_loader(
         [8.0, 9.0] [0, 1]
         >>> len(loader), loader.batch_size is None, type(loader.sampler).__name__
         (3, True, 'BatchIndexSampler')
+        >>> type(next(iter(loader))).__name__
+        'tuple'
 
         Workers return whole batches; ``pin_memory`` pins only where there is an
         accelerator:
