@@ -126,6 +126,10 @@ def init_weights(module: nn.Module) -> None:
         ...                       nn.Linear(4, 2))
         >>> model.apply(init_weights) is model
         True
+        >>> visited = []
+        >>> _ = model.apply(lambda m: visited.append(type(m).__name__))
+        >>> visited
+        ['Conv2d', 'BatchNorm2d', 'Flatten', 'Linear', 'Sequential']
         >>> model[0].bias.abs().sum().item(), model[3].bias.abs().sum().item()
         (0.0, 0.0)
         >>> bool((model[1].weight == 1).all())
