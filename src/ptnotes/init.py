@@ -92,10 +92,13 @@ def init_weights(module: nn.Module) -> None:
     ``orthogonal``...) is computed from other tensors at every access: writing into it
     would change nothing. The new value is assigned instead, which the
     parametrization turns back into its own tensors (``right_inverse``); if the
-    effective weight does not then equal the new value to within the weight's own precision
-    (an orthogonal or spectral-normalised weight cannot take any value; a bfloat16 weight
-    norm differs by its rounding only, and is accepted), :class:`ValueError` is raised and
-    the module is put back as it was (its whole state dict: nothing half-initialised).
+    effective weight does not then equal the new value to within a relative tolerance of
+    1e-4, or of four machine epsilons of the weight's dtype where that is larger (an
+    orthogonal or spectral-normalised weight cannot take any value; a bfloat16 weight norm
+    differs by its rounding only, and is accepted), :class:`ValueError` is raised and the
+    module is put back as it was (its whole state dict: nothing half-initialised). The
+    tolerance is wider than float32's precision: a float32 weight that its parametrization
+    moves by 1e-5 of its value is accepted.
 
     Args:
         module: the module to initialise (its children are not visited: that is the
@@ -123,6 +126,10 @@ def init_weights(module: nn.Module) -> None:
         ...                       nn.Linear(4, 2))
         >>> model.apply(init_weights) is model
         True
+        >>> visited = []
+        >>> _ = model.apply(lambda m: visited.append(type(m).__name__))
+        >>> visited
+        ['Conv2d', 'BatchNorm2d', 'Flatten', 'Linear', 'Sequential']
         >>> model[0].bias.abs().sum().item(), model[3].bias.abs().sum().item()
         (0.0, 0.0)
         >>> bool((model[1].weight == 1).all())
@@ -161,6 +168,30 @@ def init_weights(module: nn.Module) -> None:
         >>> init_weights(half_precision)
         >>> half_precision.weight.dtype, half_precision.bias.abs().sum().item()
         (torch.bfloat16, 0.0)
+
+        A float32 weight moved by 1e-5 of its value passes, one moved by 1e-3 is refused:
+
+        >>> from torch.nn.utils import parametrize
+        >>> class Nudge(nn.Module):
+        ...     def __init__(self, factor):
+        ...         super().__init__()
+        ...         self.factor = factor
+        ...     def forward(self, weight):
+        ...         return weight * self.factor
+        ...     def right_inverse(self, weight):
+        ...         return weight
+        >>> nudged = nn.Linear(3, 3)
+        >>> _ = parametrize.register_parametrization(nudged, "weight", Nudge(1 + 1e-5))
+        >>> init_weights(nudged)
+        >>> drawn = nudged.parametrizations.weight.original
+        >>> [torch.allclose(nudged.weight, drawn, rtol=rtol, atol=0) for rtol in (1e-4, 1e-6)]
+        [True, False]
+        >>> pushed = nn.Linear(3, 3)
+        >>> _ = parametrize.register_parametrization(pushed, "weight", Nudge(1 + 1e-3))
+        >>> init_weights(pushed)
+        Traceback (most recent call last):
+          ...
+        ValueError: init_weights() expects module to be a module whose weight can take ...
 
         A hook-based weight norm after a forward under inference mode:
 
