@@ -205,7 +205,7 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         ...     lbfgs.zero_grad()
         ...     loss = (line(torch.ones(4, 2)) - 1).pow(2).sum()
         ...     loss.backward()
-        ...     return loss
+        ...     return loss.detach()  # step() reads only its value
         >>> _ = lbfgs.step(closure)
         >>> lbfgs.zero_grad()
         >>> freeze(line, "weight")
