@@ -255,3 +255,22 @@ def test_clamp_rejects_a_leaf_that_requires_grad() -> None:
     w = torch.zeros(3, requires_grad=True)
     with pytest.raises(ValueError, match="got a leaf tensor that requires grad"):
         clamp_(w, -1.0, 1.0)
+
+
+@pytest.mark.parametrize("make_view", [lambda h: h.unbind()[0], lambda h: h.split(1)[0]])
+def test_clamp_rejects_a_view_autograd_forbids_writing_before_writing(
+    make_view: Callable[[torch.Tensor], torch.Tensor],
+) -> None:
+    # one output of a multi-output view op: autograd refuses the in-place op only after
+    # ClampInPlace.forward has written it, so clamp_ must refuse it first
+    w = torch.tensor([[-2.0, 0.5], [2.0, 3.0]], requires_grad=True)
+    h = w * 1
+    with pytest.raises(ValueError, match="modified in place"):
+        clamp_(make_view(h), -1.0, 1.0)
+    assert torch.equal(h.detach(), w.detach())
+
+
+def test_clamp_accepts_a_multi_output_view_that_needs_no_grad() -> None:
+    t = torch.tensor([[-2.0, 0.5], [2.0, 3.0]])
+    clamp_(t.unbind()[0], -1.0, 1.0)
+    assert torch.equal(t, torch.tensor([[-1.0, 0.5], [2.0, 3.0]]))

@@ -263,6 +263,17 @@ class Sort(torch.autograd.Function):
         ...         return grad_values
         >>> Unmarked.apply(x)[1].requires_grad
         False
+
+        Autograd still passes :meth:`backward` a gradient for the indices, a zero ``int64``
+        tensor:
+
+        >>> class ShowsIt(Sort):
+        ...     @staticmethod
+        ...     def backward(ctx, grad_values, grad_indices):
+        ...         print(grad_indices)
+        ...         return Sort.backward(ctx, grad_values, grad_indices)
+        >>> ShowsIt.apply(x, -1, False)[0].sum().backward()
+        tensor([0, 0, 0])
     """
 
     @staticmethod
@@ -362,9 +373,11 @@ class ClampInPlace(torch.autograd.Function):
     """Clamp a tensor into ``[min, max]`` in place, telling autograd with ``ctx.mark_dirty``.
 
     An in-place custom op must (1) call ``ctx.mark_dirty`` on the tensor it modified and
-    (2) return that same tensor. Autograd then bumps its version counter and rebases
-    its history onto this node, so an op that saved the old value for its own backward
-    raises instead of silently using the overwritten data. The gradient is
+    (2) return that same tensor. Autograd then rebases its history onto this node, and
+    ``apply`` returns ``x`` itself. Without the mark, ``apply`` returns another tensor and
+    ``x`` keeps its old history, so a gradient taken through ``x`` silently skips the
+    clamp's mask (the example below); an op that saved the old value raises on backward
+    either way, because the write itself bumps the version counter. The gradient is
     ``grad_output`` where ``min <= x <= max``, the bounds included, and zero elsewhere;
     because ``x`` is overwritten, that mask is computed before the clamp and saved.
 
@@ -395,6 +408,31 @@ class ClampInPlace(torch.autograd.Function):
         >>> ClampInPlace.apply(v * 1, -1.0, 1.0).sum().backward()
         >>> v.grad
         tensor([0., 1., 1., 1., 0.])
+
+        The same forward without ``ctx.mark_dirty``:
+
+        >>> class NotMarked(torch.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward((x >= -1.0) & (x <= 1.0))
+        ...         return x.clamp_(-1.0, 1.0)
+        ...
+        ...     @staticmethod
+        ...     def backward(ctx, grad_output):
+        ...         (mask,) = ctx.saved_tensors
+        ...         return grad_output * mask
+        >>> v.grad = None
+        >>> h = v * 1
+        >>> square = h * h  # saves h
+        >>> NotMarked.apply(h) is h, type(h.grad_fn).__name__
+        (False, 'MulBackward0')
+        >>> h.sum().backward()
+        >>> v.grad  # the mask is skipped
+        tensor([1., 1., 1., 1., 1.])
+        >>> square.sum().backward()
+        Traceback (most recent call last):
+          ...
+        RuntimeError: one of the variables needed for gradient computation has been modified ...
     """
 
     @staticmethod
@@ -431,6 +469,9 @@ class ClampInPlace(torch.autograd.Function):
         return grad_output * mask, None, None
 
 
+_DEFAULT_VIEW = torch._C._autograd.CreationMeta.DEFAULT
+
+
 def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
     """Clamp ``x`` into ``[min, max]`` in place through :class:`ClampInPlace`.
 
@@ -452,8 +493,9 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         ValueError: for a bound or an ``x`` refused before anything is written, such as
             a NaN bound, ``min > max``, an ``int`` bound beyond the range of a ``float``,
             ``x`` a leaf that requires grad or a view of one (``w[:2]``) with grad mode
-            on, an expanded view (``expand``), or a tensor made under
-            :class:`torch.inference_mode`, outside it.
+            on, one output of a view op with several outputs (``unbind``) when ``x``
+            requires grad with grad mode on, an expanded view (``expand``), or a tensor
+            made under :class:`torch.inference_mode`, outside it.
 
     Examples:
         >>> import torch
@@ -486,8 +528,9 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         >>> w
         tensor([-2.0000,  0.5000,  2.0000], requires_grad=True)
 
-        A tensor that does not require grad gets no history; an expanded view and an
-        inference tensor outside inference mode are refused:
+        A tensor that does not require grad gets no history; an expanded view, one output
+        of ``unbind`` that requires grad, and an inference tensor outside inference mode are
+        refused before anything is written:
 
         >>> clamp_(torch.tensor([2.0]), -1.0, 1.0).grad_fn is None
         True
@@ -495,6 +538,13 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         Traceback (most recent call last):
           ...
         ValueError: clamp_() expects x to be a tensor whose elements have memory of their own ...
+        >>> h = w * 1
+        >>> clamp_(h.unbind()[0], -1.0, 1.0)
+        Traceback (most recent call last):
+          ...
+        ValueError: clamp_() expects x to be a tensor that may be modified in place (clone ...
+        >>> h.detach()
+        tensor([-2.0000,  0.5000,  2.0000])
         >>> with torch.inference_mode():
         ...     made = torch.tensor([2.0])
         >>> clamp_(made, -1.0, 1.0)
@@ -512,13 +562,13 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         >>> clamped is w, w
         (True, tensor([-1.0000,  0.5000,  1.0000], requires_grad=True))
 
-        A NumPy integer or floating scalar is a bound; a ``bool``, a 0-d tensor and an
-        ``int`` too large for a ``float`` are not:
+        A NumPy integer or floating scalar is a bound; a ``bool``, a 0-d tensor, an
+        ``int`` too large for a ``float``, a NaN and a ``max`` below ``min`` are not:
 
         >>> import numpy as np
         >>> clamp_(torch.tensor([2.0]), np.float32(-1.0), np.int64(1))
         tensor([1.])
-        >>> for bound in (True, torch.tensor(1.0), 10**400):
+        >>> for bound in (True, torch.tensor(1.0), 10**400, float("nan"), -2.0):
         ...     try:
         ...         clamp_(torch.tensor([2.0]), -1.0, bound)
         ...     except (TypeError, ValueError) as error:
@@ -526,6 +576,8 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         TypeError clamp_() expects max to be an int or float
         TypeError clamp_() expects max to be an int or float
         ValueError clamp_() expects max to be a number within the range of a float
+        ValueError clamp_() expects max to be a number, not NaN
+        ValueError clamp_() expects max to be a number >= min=-1.0
     """
     _floating(clamp_, x)
     low = check_number(clamp_, "min", min, finite=False)
@@ -554,6 +606,13 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         # autograd would refuse it only after ClampInPlace.forward had written the leaf
         # (torch 2.8.0 and later; 2.4.1 and 2.5.1 accept it)
         raise argument_error(clamp_, "x", x, expected, got="a view of a leaf that requires grad")
+    creation = torch._C._autograd._get_creation_meta(x) if x._is_view() else None
+    if x.requires_grad and torch.is_grad_enabled() and creation not in (None, _DEFAULT_VIEW):
+        # such as one output of unbind or split: autograd refuses to rebase its history, but
+        # only after ClampInPlace.forward has written it
+        expected = "a tensor that may be modified in place (clone this view first)"
+        got = f"a view that autograd forbids modifying in place ({creation})"
+        raise argument_error(clamp_, "x", x, expected, got=got)
     _apply(ClampInPlace, x, low, high)
     # with grad mode off, apply returns a new tensor object on x's memory for an x that
     # requires grad; an in-place op returns x itself
