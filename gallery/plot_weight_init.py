@@ -126,8 +126,8 @@ fig.suptitle("Weight and activation histograms under four initialisations")
 plt.show()
 
 # %%
-# Symmetry never breaks
-# ---------------------
+# Symmetry does not break under SGD
+# ---------------------------------
 # Train the constant-initialised network and the default one for 20 steps on a small
 # regression task (:func:`ptnotes.training.train_step`), then count the *distinct* rows of
 # each weight matrix: a row is one hidden unit's incoming weights.
