@@ -61,5 +61,5 @@ plt.show()
 # ---------
 # Prefer ``.detach()``: when an in-place write would corrupt a saved tensor, it turns a wrong
 # result into an error. The error comes from ``backward()``, not from the write, and it names
-# the overwritten tensor (``output 0 of Sigmoid``). ``.data`` remains only for code that
+# the overwritten tensor, output 0 of the sigmoid. ``.data`` remains only for code that
 # deliberately edits values behind autograd's back (and should say so).
