@@ -108,9 +108,10 @@ plt.show()
 # Weights and activations as histograms
 # -------------------------------------
 # Top: the weights of layer 5. Bottom: the activations of layer 10, on a shared axis from -1 to 1
-# (the range of ``tanh``). Only Xavier uses that range: the default leaves a narrow peak,
-# ``normal(0, 0.02)`` a spike at zero, and the constant initialisation a saturated ``tanh``: every
-# activation is close to -1 or 1, the same in every unit of a layer for a given input.
+# (the range of ``tanh``). Xavier spreads them widest without saturating: the default leaves a
+# narrow peak, ``normal(0, 0.02)`` a spike at zero, and the constant initialisation a saturated
+# ``tanh``: every activation is close to -1 or 1, the same in every unit of a layer for a given
+# input.
 fig, axes = plt.subplots(2, len(models), figsize=(11.0, 4.8), layout="constrained")
 for column, (name, model) in enumerate(models.items()):
     weights = to_numpy(model[2 * 4].weight).ravel()
