@@ -13,8 +13,9 @@ download) and compares their loss curves, with training from scratch as a refere
 # Synthetic images: noisy gratings
 # --------------------------------
 # A class is a grating: a sine wave with a given orientation and period, drawn with a random
-# phase and buried in Gaussian noise as strong as the signal. The network must learn
-# orientation- and frequency-selective filters; no position or colour gives the class away.
+# phase and buried in Gaussian noise whose standard deviation is the wave's amplitude, 1. The
+# network must learn orientation- and frequency-selective filters; no position or colour gives
+# the class away.
 import math
 
 import matplotlib.pyplot as plt
