@@ -2,7 +2,7 @@
 What does the autograd graph of ``loss = mean((x*w1 + w2) * (x*w1*w3))`` look like?
 =====================================================================================
 
-Every tensor computed from a tensor that requires grad carries a ``grad_fn``: the backward
+Each tensor this script computes from its three weights carries a ``grad_fn``: the backward
 node that produced it. Each node links to the nodes of its inputs through
 ``next_functions``, so following those links from ``loss.grad_fn`` walks the whole graph.
 This script prints the graph of the notes' four-step example with
@@ -14,8 +14,8 @@ Graphviz draw it, and checks the gradient ``backward()`` delivers to every node.
 # The computation
 # ---------------
 # Three scalar weights require grad; ``input`` does not, so no node will stand for it.
-# ``retain_grad()`` asks autograd to keep the gradients of the intermediate results, which it
-# normally frees: we want to print them after the backward pass.
+# ``retain_grad()`` asks autograd to store the gradients of the intermediate results in their
+# ``.grad``: we want to print them after the backward pass.
 import io
 import shutil
 import subprocess

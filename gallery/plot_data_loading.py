@@ -15,7 +15,7 @@ batch does the same work. This script times both over the same tensors:
 # ----------------------------
 # 4096 samples of a 3 x 16 x 16 image and a label. Both loaders shuffle and run in the main
 # process (``num_workers=0``), so the time measured is the loading itself. Timing runs on
-# one thread: the numbers are steadier, and the indexing is too small to gain from more.
+# one thread.
 import statistics
 from collections.abc import Callable
 
@@ -115,6 +115,6 @@ torch.set_num_threads(threads)
 # Take-away
 # ---------
 # When the data already sits in tensors, the per-sample path (a Python call per sample, then
-# a ``torch.stack``) costs far more than the copy itself. Fetch the batch with one indexing
-# operation, ``__getitems__`` or an index-tensor ``__getitem__``, and turn automatic batching
-# off as :func:`~ptnotes.data.batched_loader` does; worker processes are then rarely needed.
+# a ``torch.stack``) was the slower one at every batch size of the run above. Fetch the batch
+# with one indexing operation, ``__getitems__`` or an index-tensor ``__getitem__``, and turn
+# automatic batching off as :func:`~ptnotes.data.batched_loader` does.

@@ -46,7 +46,7 @@ except RuntimeError as error:
 # The picture
 # -----------
 # The correct gradient is the bell curve; ``.data`` hands the optimiser a flat zero, with no
-# warning. With ``.detach()`` there is no curve to plot: the program stops at the mistake.
+# warning. With ``.detach()`` there is no curve to plot: ``backward()`` raises instead.
 fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
 ax.plot(to_numpy(x), to_numpy(true_grad), label=r"true gradient $\sigma'(x)$", linewidth=2)
 ax.plot(to_numpy(x), to_numpy(grad_via_data), "--", label="gradient after .data.zero_()")
@@ -60,5 +60,6 @@ plt.show()
 # Take-away
 # ---------
 # Prefer ``.detach()``: when an in-place write would corrupt a saved tensor, it turns a wrong
-# result into an error at the line that caused it. ``.data`` remains only for code that
+# result into an error. The error comes from ``backward()``, not from the write, and it names
+# the overwritten tensor, output 0 of the sigmoid. ``.data`` remains only for code that
 # deliberately edits values behind autograd's back (and should say so).

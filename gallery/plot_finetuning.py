@@ -13,8 +13,9 @@ download) and compares their loss curves, with training from scratch as a refere
 # Synthetic images: noisy gratings
 # --------------------------------
 # A class is a grating: a sine wave with a given orientation and period, drawn with a random
-# phase and buried in Gaussian noise as strong as the signal. The network must learn
-# orientation- and frequency-selective filters; no position or colour gives the class away.
+# phase and buried in Gaussian noise whose standard deviation is the wave's amplitude, 1. The
+# network must learn orientation- and frequency-selective filters; no position or colour gives
+# the class away.
 import math
 
 import matplotlib.pyplot as plt
@@ -62,6 +63,10 @@ with torch.no_grad():
     test_x, test_y = gratings(512, task_a)
     accuracy = (pretrained(test_x).argmax(1) == test_y).float().mean().item()
 print(f"task A (8 orientations) test accuracy after pretraining: {accuracy:.3f}")
+with torch.no_grad():
+    fresh = SmallCNN(num_classes=8)  # random weights, for comparison
+    norms = [m.features(test_x).flatten(1).norm(dim=1).mean().item() for m in (pretrained, fresh)]
+print(f"mean norm of the 16 features: pretrained {norms[0]:.1f}, random weights {norms[1]:.1f}")
 
 # %%
 # The new task and the three set-ups

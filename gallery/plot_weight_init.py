@@ -4,9 +4,10 @@ Why does weight initialisation matter in a deep network?
 
 Each layer multiplies the spread of its input by a factor set by the spread of its weights.
 Over ten layers a factor below one makes the signal vanish, and a factor above one
-drives a ``tanh`` into saturation. A constant initialisation has a different defect: every
-hidden unit computes the same thing and receives the same gradient, so they never become
-different. This script shows both effects in a 10-layer ``tanh`` MLP.
+drives a ``tanh`` into saturation. A constant initialisation (of every layer, the head
+included) has a different defect: every hidden unit computes the same thing and receives the
+same gradient, so training with SGD keeps them equal. This script shows both effects in a
+10-layer ``tanh`` MLP.
 """
 
 # %%
@@ -89,8 +90,8 @@ for name, outputs in activations.items():
 # ------------------------
 # With the default, each layer shrinks the spread by about :math:`1/\sqrt{3}` until only the
 # spread of the random biases is left; with ``normal(0, 0.02)`` (and zero biases) it shrinks
-# by about 3 per layer, to almost nothing, and the gradients shrink the same way on the way
-# back. Xavier shrinks it least (``tanh`` compresses a bit); the constant init saturates.
+# by about 3 per layer, to almost nothing. Xavier shrinks it least (``tanh`` compresses a
+# bit); the constant init saturates.
 fig, ax = plt.subplots(figsize=(6.4, 3.8), layout="constrained")
 layers = range(1, depth + 1)
 for name, outputs in activations.items():
@@ -107,9 +108,10 @@ plt.show()
 # Weights and activations as histograms
 # -------------------------------------
 # Top: the weights of layer 5. Bottom: the activations of layer 10, on a shared axis from -1 to 1
-# (the range of ``tanh``). Only Xavier uses that range: the default leaves a narrow peak,
-# ``normal(0, 0.02)`` a spike at zero, and the constant initialisation a saturated ``tanh``: every
-# activation is close to -1 or 1, the same in every unit of a layer for a given input.
+# (the range of ``tanh``). Xavier spreads them widest without saturating: the default leaves a
+# narrow peak, ``normal(0, 0.02)`` a spike at zero, and the constant initialisation a saturated
+# ``tanh``: every activation is close to -1 or 1, the same in every unit of a layer for a given
+# input.
 fig, axes = plt.subplots(2, len(models), figsize=(11.0, 4.8), layout="constrained")
 for column, (name, model) in enumerate(models.items()):
     weights = to_numpy(model[2 * 4].weight).ravel()
@@ -125,8 +127,8 @@ fig.suptitle("Weight and activation histograms under four initialisations")
 plt.show()
 
 # %%
-# Symmetry never breaks
-# ---------------------
+# Symmetry does not break under SGD
+# ---------------------------------
 # Train the constant-initialised network and the default one for 20 steps on a small
 # regression task (:func:`ptnotes.training.train_step`), then count the *distinct* rows of
 # each weight matrix: a row is one hidden unit's incoming weights.
@@ -147,14 +149,14 @@ for name in ("PyTorch default", "constant 0.02"):
 
 # %%
 # Every unit of a layer receives the same input and, with equal weights, produces the same
-# output; backward then hands each the same gradient, so the update keeps them equal. The
-# 256-unit layers behave like a single unit, whatever the training.
+# output; with the head's weights equal too, backward then hands each the same gradient, so
+# the SGD update keeps them equal. After 20 steps each 256-unit layer still has one distinct
+# unit.
 
 # %%
 # Take-away
 # ---------
 # Initialisation has two jobs: keep the signal's spread roughly constant through depth
-# (Xavier for ``tanh``, Kaiming for ``ReLU``: what ``init_weights`` does; PyTorch's default
-# shrinks it, as measured above), and make units *different* (random, never constant).
-# ``normal(0, 0.02)`` suits layers whose width and normalisation were tuned for it, not a
-# deep plain MLP.
+# (here Xavier, which ``init_weights`` gives every ``Linear``; PyTorch's default shrinks it, as
+# measured above), and make units *different* (random, never constant). ``normal(0, 0.02)``
+# does not suit this deep plain MLP.
