@@ -56,8 +56,11 @@ def _matches_nothing(
 def _select(
     caller: Callable[..., Any], module: nn.Module, pattern: Selector
 ) -> list[tuple[str, nn.Parameter]]:
-    """The named parameters of ``module`` that ``pattern`` selects; error if none do."""
-    named = list(module.named_parameters())
+    """The (name, parameter) pairs of ``module`` that ``pattern`` selects; error if none do.
+
+    Every name counts, a tied parameter's second name too (``remove_duplicate=False``).
+    """
+    named = list(module.named_parameters(remove_duplicate=False))
     if pattern is None:
         return named
     if isinstance(pattern, str):
@@ -79,9 +82,13 @@ def _set_requires_grad(
     caller: Callable[..., Any], module: object, pattern: Selector, requires_grad: bool
 ) -> list[str]:
     module_ = check_type(caller, "module", module, nn.Module)
-    chosen = [
-        (n, p) for n, p in _select(caller, module_, pattern) if p.requires_grad != requires_grad
-    ]
+    # one Parameter reachable under several names (tied weights) is selected by any of
+    # them and changed once
+    unique: dict[int, tuple[str, nn.Parameter]] = {}
+    for n, p in _select(caller, module_, pattern):
+        if p.requires_grad != requires_grad:
+            unique.setdefault(id(p), (n, p))
+    chosen = list(unique.values())
     if requires_grad:
         for name, parameter in chosen:
             if not (parameter.is_floating_point() or parameter.is_complex()):
@@ -100,7 +107,9 @@ def _set_requires_grad(
         for _, parameter in done:  # all or nothing
             parameter.requires_grad_(not requires_grad)
         raise
-    return [name for name, _ in done]
+    # every name of what changed, so a tied name the pattern did not match is seen too
+    changed = {id(parameter) for _, parameter in done}
+    return [n for n, p in module_.named_parameters(remove_duplicate=False) if id(p) in changed]
 
 
 def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
@@ -126,12 +135,15 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
             matched against the full names of
             :meth:`~torch.nn.Module.named_parameters` (``"features.*"``,
             ``"*.bias"``; case-sensitive, and ``*`` also matches dots); or a
-            predicate ``(name, parameter) -> bool``.
+            predicate ``(name, parameter) -> bool``. A parameter reachable under several
+            names (tied weights) is selected when any of its names is, a name
+            :meth:`~torch.nn.Module.named_parameters` leaves out included.
 
     Returns:
         The names of the parameters that were trainable and are now frozen, in
         :meth:`~torch.nn.Module.named_parameters` order (a module's own parameters before
-        its children's; already-frozen matches are not listed).
+        its children's; already-frozen matches are not listed); a tied parameter is
+        listed under every one of its names, those the pattern did not match included.
 
     Raises:
         TypeError: if ``module`` is not a :class:`torch.nn.Module`, ``pattern`` is
@@ -224,6 +236,17 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         ...         self.scale = nn.Parameter(torch.ones(1))  # registered after child
         >>> freeze(Scaled())
         ['scale', 'child.weight', 'child.bias']
+
+        A tied weight is one parameter: either name selects it, and both names come back:
+
+        >>> lm = nn.Sequential(nn.Embedding(4, 3), nn.Linear(3, 4, bias=False))
+        >>> lm[1].weight = lm[0].weight
+        >>> [name for name, _ in lm.named_parameters()]
+        ['0.weight']
+        >>> freeze(lm, "1.*")
+        ['0.weight', '1.weight']
+        >>> lm[0].weight.requires_grad
+        False
     """
     return _set_requires_grad(freeze, module, pattern, requires_grad=False)
 
@@ -239,7 +262,8 @@ def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
             predicate ``(name, parameter) -> bool``.
 
     Returns:
-        The names of the parameters that were frozen and are now trainable.
+        The names of the parameters that were frozen and are now trainable, a tied
+        parameter under every one of its names.
 
     Raises:
         TypeError: if ``module`` is not a :class:`torch.nn.Module`, ``pattern`` is
