@@ -348,3 +348,29 @@ def test_param_groups_rejects_bad_arguments(
 ) -> None:
     with pytest.raises(error, match=message):
         param_groups(model, groups, default=default)
+
+
+@pytest.mark.parametrize(
+    ("groups", "default"),
+    [
+        ({"fc.*": {"lr": 0.1}}, None),  # fc and the default group
+        ({"fc.*": {"lr": 0.1}, "features.*": {}}, None),  # two patterns, all matched
+        ({"fc.*": {}, "no.such.*": {}}, None),  # refused for LBFGS before matching
+    ],
+    ids=["pattern-and-default", "two-patterns", "two-patterns-one-unmatched"],
+)
+def test_param_groups_for_lbfgs_refuses_more_than_one_group(
+    model: SmallCNN, groups: dict[str, dict[str, Any]], default: dict[str, Any] | None
+) -> None:
+    # LBFGS takes one parameter group only; its constructor raises on several, so the
+    # groups built for it must be refused here, where the mistake is made
+    with pytest.raises(ValueError, match="LBFGS, which takes a single parameter group"):
+        param_groups(model, groups, default, optimizer=torch.optim.LBFGS)
+
+
+def test_param_groups_for_lbfgs_builds_one_group_it_accepts(model: SmallCNN) -> None:
+    groups = param_groups(model, {"*": {"lr": 0.5}}, optimizer=torch.optim.LBFGS)
+    assert len(groups) == 1
+    assert torch.optim.LBFGS(groups).param_groups[0]["lr"] == 0.5
+    (only,) = param_groups(model, {}, default={"lr": 0.5}, optimizer=torch.optim.LBFGS)
+    assert len(only["params"]) == len(ALL)

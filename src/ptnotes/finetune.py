@@ -417,6 +417,14 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
     return old
 
 
+def _one_group_only(optimizer: type, groups: object, got: str) -> Exception:
+    expected = (
+        f"one group for {optimizer.__name__}, which takes a single parameter group (one "
+        "pattern that matches every trainable parameter, such as '*', or default alone)"
+    )
+    return argument_error(param_groups, "groups", groups, expected, got=got)
+
+
 def param_groups(
     model: nn.Module,
     groups: Mapping[str, Mapping[str, Any]] | Sequence[tuple[str, Mapping[str, Any]]],
@@ -452,7 +460,9 @@ def param_groups(
         default: the options of the group of unmatched parameters; ``None`` means no
             options (the optimizer's own values apply).
         optimizer: the optimizer class the groups are for, such as
-            ``torch.optim.SGD``, to check the options against.
+            ``torch.optim.SGD``, to check the options against; for
+            :class:`torch.optim.LBFGS`, whose constructor refuses more than one group,
+            the groups must come to one.
 
     Returns:
         A list of dicts ``{"params": [...], **options}`` to pass to an optimizer.
@@ -461,8 +471,9 @@ def param_groups(
         TypeError: if ``model`` is not a module, ``groups`` is not a mapping or a
             sequence of pairs, or a pattern or options have the wrong type.
         ValueError: if a pattern matches nothing, a parameter is matched by two
-            groups, a frozen parameter is matched, or options contain ``"params"``, an
-            unknown key, or a value out of range.
+            groups, a frozen parameter is matched, options contain ``"params"``, an
+            unknown key, or a value out of range, or ``optimizer`` is
+            :class:`torch.optim.LBFGS` and there would be more than one group.
 
     Examples:
         >>> import torch
@@ -516,6 +527,21 @@ def param_groups(
         Traceback (most recent call last):
           ...
         ValueError: param_groups() expects groups ... (group 'features.*'), which is frozen
+
+        LBFGS takes a single group, so groups for it that come to more are refused here,
+        not at the optimizer's constructor; the options of one group are taken:
+
+        >>> param_groups(model, {"fc.*": {"lr": 0.5}}, optimizer=torch.optim.LBFGS)
+        Traceback (most recent call last):
+          ...
+        ValueError: param_groups() expects groups to be one group for LBFGS, which takes ...
+        >>> torch.optim.LBFGS(param_groups(model, {"fc.*": {"lr": 0.5}}))
+        Traceback (most recent call last):
+          ...
+        ValueError: LBFGS doesn't support per-parameter options (parameter groups)
+        >>> lone = param_groups(model, {}, default={"lr": 0.5}, optimizer=torch.optim.LBFGS)
+        >>> torch.optim.LBFGS(lone).param_groups[0]["lr"]
+        0.5
     """
     me = param_groups
     model = check_type(me, "model", model, nn.Module)
@@ -539,6 +565,11 @@ def param_groups(
     default_options = (
         {} if default is None else check_optimizer_options(me, "default", default, optimizer)
     )
+    # LBFGS's constructor raises on more than one group ("doesn't support per-parameter
+    # options"): refuse such groups here, before any is built
+    single = isinstance(optimizer, type) and issubclass(optimizer, torch.optim.LBFGS)
+    if single and len(pairs) > 1:
+        raise _one_group_only(optimizer, groups, f"{len(pairs)} patterns")
 
     named = list(model.named_parameters())
     owner: dict[str, str] = {}
@@ -561,6 +592,10 @@ def param_groups(
             owner[parameter_name] = pattern
         result.append({"params": [p for _, p in chosen], **options})
     rest = [p for n, p in named if n not in owner and p.requires_grad]
+    if single and result and rest:
+        pattern = pairs[0][0]
+        got = f"the group of {pattern!r} and a default group of {len(rest)} unmatched parameters"
+        raise _one_group_only(optimizer, groups, got)
     if rest:
         result.append({"params": rest, **default_options})
     return result
