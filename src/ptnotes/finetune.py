@@ -567,9 +567,13 @@ def param_groups(
     )
     # LBFGS's constructor raises on more than one group ("doesn't support per-parameter
     # options"): refuse such groups here, before any is built
-    single = isinstance(optimizer, type) and issubclass(optimizer, torch.optim.LBFGS)
-    if single and len(pairs) > 1:
-        raise _one_group_only(optimizer, groups, f"{len(pairs)} patterns")
+    single = (
+        optimizer
+        if isinstance(optimizer, type) and issubclass(optimizer, torch.optim.LBFGS)
+        else None
+    )
+    if single is not None and len(pairs) > 1:
+        raise _one_group_only(single, groups, f"{len(pairs)} patterns")
 
     named = list(model.named_parameters())
     owner: dict[str, str] = {}
@@ -592,10 +596,10 @@ def param_groups(
             owner[parameter_name] = pattern
         result.append({"params": [p for _, p in chosen], **options})
     rest = [p for n, p in named if n not in owner and p.requires_grad]
-    if single and result and rest:
+    if single is not None and result and rest:
         pattern = pairs[0][0]
         got = f"the group of {pattern!r} and a default group of {len(rest)} unmatched parameters"
-        raise _one_group_only(optimizer, groups, got)
+        raise _one_group_only(single, groups, got)
     if rest:
         result.append({"params": rest, **default_options})
     return result
