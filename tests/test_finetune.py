@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
@@ -306,6 +307,31 @@ def test_param_groups_rejects_parameter_in_two_groups(model: SmallCNN) -> None:
         ValueError, match=r"at most once, got 'fc\.weight' in '\*\.weight' and 'fc\.\*'"
     ):
         param_groups(model, {"*.weight": {}, "fc.*": {}})
+
+
+@pytest.mark.parametrize("pattern", ["0.*", "1.*", "1.weight", "*"])
+def test_param_groups_selects_a_tied_parameter_by_any_of_its_names_once(pattern: str) -> None:
+    # named_parameters() lists the tied weight once, as "0.weight"; "1.weight" must select
+    # it too, and it must sit in its group once (an optimizer warns on a duplicate)
+    model = tied()
+    groups = param_groups(model, {pattern: {"lr": 0.1}}, default={"lr": 0.01})
+    assert [len(g["params"]) for g in groups] == [1]
+    assert groups[0]["params"][0] is model[0].weight
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch.optim.SGD(groups, lr=1.0)
+
+
+def test_param_groups_rejects_a_tied_parameter_selected_by_two_patterns() -> None:
+    model = tied()
+    with pytest.raises(ValueError, match=r"'0\.weight' in '0\.\*' and '1\.weight' in '1\.\*'"):
+        param_groups(model, {"0.*": {"lr": 0.1}, "1.*": {"lr": 0.01}})
+
+
+def test_param_groups_for_lbfgs_takes_a_tied_parameter_by_its_second_name() -> None:
+    model = tied()
+    groups = param_groups(model, {"1.weight": {"lr": 0.5}}, optimizer=torch.optim.LBFGS)
+    assert torch.optim.LBFGS(groups).param_groups[0]["lr"] == 0.5
 
 
 def test_param_groups_rejects_frozen_parameter_in_a_group(model: SmallCNN) -> None:

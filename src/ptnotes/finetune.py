@@ -528,6 +528,20 @@ def param_groups(
           ...
         ValueError: param_groups() expects groups ... (group 'features.*'), which is frozen
 
+        A tied parameter (one tensor under two names) is selected by either name and put
+        in its group once; two patterns that select it by different names are refused:
+
+        >>> linear = torch.nn.Linear(2, 2)
+        >>> pair = torch.nn.Sequential(linear, torch.nn.ReLU(), linear)
+        >>> [name for name, _ in pair.named_parameters()]
+        ['0.weight', '0.bias']
+        >>> [len(g["params"]) for g in param_groups(pair, {"2.*": {"lr": 1e-2}})]
+        [2]
+        >>> param_groups(pair, {"0.*": {}, "2.*": {}})
+        Traceback (most recent call last):
+          ...
+        ValueError: param_groups() expects ... got '0.weight' in '0.*' and '2.weight' in '2.*'
+
         LBFGS takes a single group, so groups for it that come to more are refused here,
         not at the optimizer's constructor; the options of one group are taken:
 
@@ -575,17 +589,23 @@ def param_groups(
     if single is not None and len(pairs) > 1:
         raise _one_group_only(single, groups, f"{len(pairs)} patterns")
 
-    named = list(model.named_parameters())
-    owner: dict[str, str] = {}
+    # every name counts, a tied parameter's second name too; a parameter is owned (and
+    # listed) once, whichever of its names selected it
+    named = list(model.named_parameters(remove_duplicate=False))
+    owner: dict[int, tuple[str, str]] = {}  # id(parameter) -> (name, pattern)
     result: list[dict[str, Any]] = []
     for (pattern, _), options in zip(pairs, options_list, strict=True):
         chosen = [(n, p) for n, p in named if fnmatchcase(n, pattern)]
         if not chosen:
             raise _matches_nothing(me, f"the pattern {pattern!r} of groups", pattern, named)
+        members: dict[int, nn.Parameter] = {}
         for parameter_name, parameter in chosen:
-            if parameter_name in owner:
+            if id(parameter) in owner and owner[id(parameter)][1] != pattern:
+                first_name, first_pattern = owner[id(parameter)]
                 expected = "patterns that select each parameter at most once"
-                got = f"{parameter_name!r} in {owner[parameter_name]!r} and {pattern!r}"
+                got = f"{first_name!r} in {first_pattern!r} and {parameter_name!r} in {pattern!r}"
+                if first_name == parameter_name:
+                    got = f"{parameter_name!r} in {first_pattern!r} and {pattern!r}"
                 raise argument_error(me, "groups", groups, expected, got=got)
             if not parameter.requires_grad:
                 expected = (
@@ -593,9 +613,14 @@ def param_groups(
                 )
                 got = f"{parameter_name!r} (group {pattern!r}), which is frozen"
                 raise argument_error(me, "groups", groups, expected, got=got)
-            owner[parameter_name] = pattern
-        result.append({"params": [p for _, p in chosen], **options})
-    rest = [p for n, p in named if n not in owner and p.requires_grad]
+            owner.setdefault(id(parameter), (parameter_name, pattern))
+            members.setdefault(id(parameter), parameter)
+        result.append({"params": list(members.values()), **options})
+    unowned: dict[int, nn.Parameter] = {}
+    for _, parameter in named:
+        if id(parameter) not in owner and parameter.requires_grad:
+            unowned.setdefault(id(parameter), parameter)
+    rest = list(unowned.values())
     if single is not None and result and rest:
         pattern = pairs[0][0]
         got = f"the group of {pattern!r} and a default group of {len(rest)} unmatched parameters"
