@@ -14,7 +14,7 @@ __all__ = ["ConvBNReLU", "Linear"]
 
 
 class Linear(nn.Module):
-    r"""An affine map :math:`y = x W^\top + b`, a line-for-line twin of :class:`torch.nn.Linear`.
+    r"""An affine map :math:`y = x W^\top + b`, written line for line as :class:`torch.nn.Linear`.
 
     The class does the four things a layer does, in order: ``__init__`` declares the
     parameters (as :class:`torch.nn.Parameter`, so that
@@ -24,7 +24,8 @@ class Linear(nn.Module):
 
     The initialisation consumes the random generator exactly as :class:`torch.nn.Linear`
     does, so under the same seed the two layers hold equal weights and give equal
-    outputs and gradients.
+    outputs and gradients. The checks refuse some arguments that :class:`torch.nn.Linear`
+    takes, such as a complex ``dtype`` (the example below).
 
     Args:
         in_features: size of the last dimension of the input, at least 1.
@@ -83,6 +84,15 @@ class Linear(nn.Module):
         Traceback (most recent call last):
           ...
         NotImplementedError: "check_uniform_bounds" not implemented for 'Float8_e4m3fn'
+
+        A complex dtype, which :class:`torch.nn.Linear` takes, is refused:
+
+        >>> torch.nn.Linear(3, 2, dtype=torch.complex64).weight.dtype
+        torch.complex64
+        >>> Linear(3, 2, dtype=torch.complex64)
+        Traceback (most recent call last):
+          ...
+        ValueError: Linear() expects dtype to be a floating point dtype, got torch.complex64
     """
 
     in_features: int
