@@ -64,11 +64,19 @@ class Linear(nn.Module):
         >>> layer(torch.ones(4, 3)).shape
         torch.Size([4, 2])
 
-        The same seed gives the same weights as :class:`torch.nn.Linear`:
+        The same seed gives the same weights, outputs and gradients as :class:`torch.nn.Linear`:
 
         >>> _ = torch.manual_seed(0)
         >>> reference = torch.nn.Linear(3, 2)
         >>> torch.equal(layer.weight, reference.weight)
+        True
+        >>> x = torch.randn(4, 3)
+        >>> out, ref = layer(x), reference(x)
+        >>> torch.equal(out, ref)
+        True
+        >>> out.sum().backward()
+        >>> ref.sum().backward()
+        >>> torch.equal(layer.weight.grad, reference.weight.grad)
         True
         >>> Linear(3, 2, bias=False).bias is None
         True
