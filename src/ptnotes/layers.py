@@ -78,6 +78,8 @@ class Linear(nn.Module):
         >>> ref.sum().backward()
         >>> torch.equal(layer.weight.grad, reference.weight.grad)
         True
+        >>> torch.equal(layer.bias.grad, reference.bias.grad)
+        True
         >>> Linear(3, 2, bias=False).bias is None
         True
 
