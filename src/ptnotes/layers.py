@@ -14,7 +14,7 @@ __all__ = ["ConvBNReLU", "Linear"]
 
 
 class Linear(nn.Module):
-    r"""An affine map :math:`y = x W^\top + b`, a line-for-line twin of :class:`torch.nn.Linear`.
+    r"""An affine map :math:`y = x W^\top + b`, written line for line as :class:`torch.nn.Linear`.
 
     The class does the four things a layer does, in order: ``__init__`` declares the
     parameters (as :class:`torch.nn.Parameter`, so that
@@ -24,7 +24,8 @@ class Linear(nn.Module):
 
     The initialisation consumes the random generator exactly as :class:`torch.nn.Linear`
     does, so under the same seed the two layers hold equal weights and give equal
-    outputs and gradients.
+    outputs and gradients. The checks refuse some arguments that :class:`torch.nn.Linear`
+    takes, such as a complex ``dtype`` (the example below).
 
     Args:
         in_features: size of the last dimension of the input, at least 1.
@@ -63,11 +64,21 @@ class Linear(nn.Module):
         >>> layer(torch.ones(4, 3)).shape
         torch.Size([4, 2])
 
-        The same seed gives the same weights as :class:`torch.nn.Linear`:
+        The same seed gives the same weights, outputs and gradients as :class:`torch.nn.Linear`:
 
         >>> _ = torch.manual_seed(0)
         >>> reference = torch.nn.Linear(3, 2)
         >>> torch.equal(layer.weight, reference.weight)
+        True
+        >>> x = torch.randn(4, 3)
+        >>> out, ref = layer(x), reference(x)
+        >>> torch.equal(out, ref)
+        True
+        >>> out.sum().backward()
+        >>> ref.sum().backward()
+        >>> torch.equal(layer.weight.grad, reference.weight.grad)
+        True
+        >>> torch.equal(layer.bias.grad, reference.bias.grad)
         True
         >>> Linear(3, 2, bias=False).bias is None
         True
@@ -83,6 +94,15 @@ class Linear(nn.Module):
         Traceback (most recent call last):
           ...
         NotImplementedError: "check_uniform_bounds" not implemented for 'Float8_e4m3fn'
+
+        A complex dtype, which :class:`torch.nn.Linear` takes, is refused:
+
+        >>> torch.nn.Linear(3, 2, dtype=torch.complex64).weight.dtype
+        torch.complex64
+        >>> Linear(3, 2, dtype=torch.complex64)
+        Traceback (most recent call last):
+          ...
+        ValueError: Linear() expects dtype to be a floating point dtype, got torch.complex64
     """
 
     in_features: int
