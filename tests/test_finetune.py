@@ -222,6 +222,36 @@ def test_freeze_with_a_pattern_list_changes_nothing(model: SmallCNN) -> None:
     assert trainable(model) == ALL
 
 
+def tied() -> nn.Sequential:
+    """An embedding and an output layer sharing one weight: one Parameter, two names."""
+    model = nn.Sequential(nn.Embedding(4, 3), nn.Linear(3, 4, bias=False))
+    model[1].weight = model[0].weight
+    return model
+
+
+@pytest.mark.parametrize("pattern", [None, "0.*", "1.*", "1.weight"])
+def test_freeze_selects_a_tied_parameter_by_any_of_its_names_and_lists_them_all(
+    pattern: str | None,
+) -> None:
+    # named_parameters() lists a tied parameter once, under its first name; the second
+    # name must select it too, and the result must show that both names are now frozen
+    model = tied()
+    assert freeze(model, pattern) == ["0.weight", "1.weight"]
+    assert not model[1].weight.requires_grad
+    assert unfreeze(model, pattern) == ["0.weight", "1.weight"]
+    assert model[0].weight.requires_grad
+
+
+def test_freeze_predicate_sees_every_name_of_a_tied_parameter() -> None:
+    model = tied()
+    seen: list[str] = []
+    assert freeze(model, lambda name, p: seen.append(name) or name == "1.weight") == [
+        "0.weight",
+        "1.weight",
+    ]
+    assert seen == ["0.weight", "1.weight"]
+
+
 # -- param_groups -----------------------------------------------------------------------
 
 
@@ -318,3 +348,29 @@ def test_param_groups_rejects_bad_arguments(
 ) -> None:
     with pytest.raises(error, match=message):
         param_groups(model, groups, default=default)
+
+
+@pytest.mark.parametrize(
+    ("groups", "default"),
+    [
+        ({"fc.*": {"lr": 0.1}}, None),  # fc and the default group
+        ({"fc.*": {"lr": 0.1}, "features.*": {}}, None),  # two patterns, all matched
+        ({"fc.*": {}, "no.such.*": {}}, None),  # refused for LBFGS before matching
+    ],
+    ids=["pattern-and-default", "two-patterns", "two-patterns-one-unmatched"],
+)
+def test_param_groups_for_lbfgs_refuses_more_than_one_group(
+    model: SmallCNN, groups: dict[str, dict[str, Any]], default: dict[str, Any] | None
+) -> None:
+    # LBFGS takes one parameter group only; its constructor raises on several, so the
+    # groups built for it must be refused here, where the mistake is made
+    with pytest.raises(ValueError, match="LBFGS, which takes a single parameter group"):
+        param_groups(model, groups, default, optimizer=torch.optim.LBFGS)
+
+
+def test_param_groups_for_lbfgs_builds_one_group_it_accepts(model: SmallCNN) -> None:
+    groups = param_groups(model, {"*": {"lr": 0.5}}, optimizer=torch.optim.LBFGS)
+    assert len(groups) == 1
+    assert torch.optim.LBFGS(groups).param_groups[0]["lr"] == 0.5
+    (only,) = param_groups(model, {}, default={"lr": 0.5}, optimizer=torch.optim.LBFGS)
+    assert len(only["params"]) == len(ALL)

@@ -257,6 +257,20 @@ def test_clamp_rejects_a_leaf_that_requires_grad() -> None:
         clamp_(w, -1.0, 1.0)
 
 
+@pytest.mark.parametrize("base_is_leaf", [False, True], ids=["non-leaf base", "leaf base"])
+def test_clamp_names_a_view_made_under_no_grad_not_a_leaf(base_is_leaf: bool) -> None:
+    # such a view reports is_leaf True (it has no grad_fn), whatever its base is; the
+    # message must say what it is, a view made under no_grad, and leave it unwritten
+    w = torch.tensor([-2.0, 0.5, 2.0], requires_grad=True)
+    h = w if base_is_leaf else w * 1
+    with torch.no_grad():
+        view = h[:2]
+    with pytest.raises(ValueError, match=r"got a view made under torch\.no_grad\(\)") as info:
+        clamp_(view, -1.0, 1.0)
+    assert "leaf" not in str(info.value)
+    assert torch.equal(h.detach(), torch.tensor([-2.0, 0.5, 2.0]))
+
+
 @pytest.mark.parametrize("make_view", [lambda h: h.unbind()[0], lambda h: h.split(1)[0]])
 def test_clamp_rejects_a_view_autograd_forbids_writing_before_writing(
     make_view: Callable[[torch.Tensor], torch.Tensor],

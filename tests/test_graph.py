@@ -274,11 +274,32 @@ def test_without_details_no_saved_values_are_shown() -> None:
 
 
 @pytest.mark.parametrize("function", FUNCTIONS, ids=lambda f: f.__name__)
-def test_graph_functions_reject_an_inference_tensor(function: Callable[..., Any]) -> None:
+def test_graph_functions_take_an_inference_tensor_as_a_leaf(function: Callable[..., Any]) -> None:
+    # outside inference mode, made_there * 2 records a node with an AccumulateGrad for
+    # made_there, and doubled.sum().backward() writes its .grad: it is a leaf of a
+    # graph, but it has no version counter (reading ._version raises)
     with torch.inference_mode():
         made_there = torch.ones(2, requires_grad=True)
-    with pytest.raises(ValueError, match=r"got an inference tensor, which has no AccumulateGrad"):
-        function(made_there)
+    doubled = made_there * 2
+    assert doubled.grad_fn.next_functions[0][0].variable is made_there
+    function(doubled)
+    function(made_there)
+    doubled.sum().backward()
+    assert made_there.grad.tolist() == [2.0, 2.0]
+
+
+def test_an_inference_leaf_has_no_version() -> None:
+    with torch.inference_mode():
+        made_there = torch.ones(2, requires_grad=True)
+    assert [(node.name, node.version) for node in walk_graph(made_there * 2)] == [
+        ("MulBackward0", None),
+        ("AccumulateGrad", None),
+    ]
+    assert [(node.kind, node.version) for node in walk_graph(made_there)] == [("leaf", None)]
+    assert graph_text(made_there * 2, {"made_there": made_there}, details=True) == (
+        "MulBackward0 saved: other=tensor(shape=(), dtype=torch.int64)\n"
+        "└── AccumulateGrad(made_there, shape=(2,), version=None)"
+    )
 
 
 def test_a_custom_function_whose_ctx_holds_a_variable_is_a_function_node() -> None:

@@ -237,3 +237,14 @@ def test_history_lists_what_earlier_fixes_wrote_oldest_first(project: Path) -> N
     ]
     with pytest.raises(ValueError, match=r"no page docs/missing\.md"):
         reviews.history("missing.md", project, path)
+
+
+def test_only_unindented_anchors_and_plot_scripts_are_left_out_or_listed(tmp_path: Path) -> None:
+    page = "Text.\n\n1. Item.\n\n   ```pycon\n   >>> 1\n   1\n   ```\n"
+    anchored = page.replace("   ```pycon", "   (p-a)=\n   ```pycon")
+    assert reviews.prose(anchored) != reviews.prose(page)  # an indented (label)= is prose
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "gallery").mkdir()
+    for name in ("plot_a.py", "other.py"):
+        (tmp_path / "gallery" / name).write_text('"""\nA\n=\n"""\n', encoding="utf-8")
+    assert reviews.pages(tmp_path / "docs") == ["auto_examples/plot_a.py"]

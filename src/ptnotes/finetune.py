@@ -56,8 +56,11 @@ def _matches_nothing(
 def _select(
     caller: Callable[..., Any], module: nn.Module, pattern: Selector
 ) -> list[tuple[str, nn.Parameter]]:
-    """The named parameters of ``module`` that ``pattern`` selects; error if none do."""
-    named = list(module.named_parameters())
+    """The (name, parameter) pairs of ``module`` that ``pattern`` selects; error if none do.
+
+    Every name counts, a tied parameter's second name too (``remove_duplicate=False``).
+    """
+    named = list(module.named_parameters(remove_duplicate=False))
     if pattern is None:
         return named
     if isinstance(pattern, str):
@@ -79,9 +82,13 @@ def _set_requires_grad(
     caller: Callable[..., Any], module: object, pattern: Selector, requires_grad: bool
 ) -> list[str]:
     module_ = check_type(caller, "module", module, nn.Module)
-    chosen = [
-        (n, p) for n, p in _select(caller, module_, pattern) if p.requires_grad != requires_grad
-    ]
+    # one Parameter reachable under several names (tied weights) is selected by any of
+    # them and changed once
+    unique: dict[int, tuple[str, nn.Parameter]] = {}
+    for n, p in _select(caller, module_, pattern):
+        if p.requires_grad != requires_grad:
+            unique.setdefault(id(p), (n, p))
+    chosen = list(unique.values())
     if requires_grad:
         for name, parameter in chosen:
             if not (parameter.is_floating_point() or parameter.is_complex()):
@@ -100,7 +107,9 @@ def _set_requires_grad(
         for _, parameter in done:  # all or nothing
             parameter.requires_grad_(not requires_grad)
         raise
-    return [name for name, _ in done]
+    # every name of what changed, so a tied name the pattern did not match is seen too
+    changed = {id(parameter) for _, parameter in done}
+    return [n for n, p in module_.named_parameters(remove_duplicate=False) if id(p) in changed]
 
 
 def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
@@ -126,12 +135,15 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
             matched against the full names of
             :meth:`~torch.nn.Module.named_parameters` (``"features.*"``,
             ``"*.bias"``; case-sensitive, and ``*`` also matches dots); or a
-            predicate ``(name, parameter) -> bool``.
+            predicate ``(name, parameter) -> bool``. A parameter reachable under several
+            names (tied weights) is selected when any of its names is, a name
+            :meth:`~torch.nn.Module.named_parameters` leaves out included.
 
     Returns:
         The names of the parameters that were trainable and are now frozen, in
         :meth:`~torch.nn.Module.named_parameters` order (a module's own parameters before
-        its children's; already-frozen matches are not listed).
+        its children's; already-frozen matches are not listed); a tied parameter is
+        listed under every one of its names, those the pattern did not match included.
 
     Raises:
         TypeError: if ``module`` is not a :class:`torch.nn.Module`, ``pattern`` is
@@ -224,6 +236,17 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         ...         self.scale = nn.Parameter(torch.ones(1))  # registered after child
         >>> freeze(Scaled())
         ['scale', 'child.weight', 'child.bias']
+
+        A tied weight is one parameter: either name selects it, and both names come back:
+
+        >>> lm = nn.Sequential(nn.Embedding(4, 3), nn.Linear(3, 4, bias=False))
+        >>> lm[1].weight = lm[0].weight
+        >>> [name for name, _ in lm.named_parameters()]
+        ['0.weight']
+        >>> freeze(lm, "1.*")
+        ['0.weight', '1.weight']
+        >>> lm[0].weight.requires_grad
+        False
     """
     return _set_requires_grad(freeze, module, pattern, requires_grad=False)
 
@@ -239,7 +262,8 @@ def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
             predicate ``(name, parameter) -> bool``.
 
     Returns:
-        The names of the parameters that were frozen and are now trainable.
+        The names of the parameters that were frozen and are now trainable, a tied
+        parameter under every one of its names.
 
     Raises:
         TypeError: if ``module`` is not a :class:`torch.nn.Module`, ``pattern`` is
@@ -393,6 +417,14 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
     return old
 
 
+def _one_group_only(optimizer: type, groups: object, got: str) -> Exception:
+    expected = (
+        f"one group for {optimizer.__name__}, which takes a single parameter group (one "
+        "pattern that matches every trainable parameter, such as '*', or default alone)"
+    )
+    return argument_error(param_groups, "groups", groups, expected, got=got)
+
+
 def param_groups(
     model: nn.Module,
     groups: Mapping[str, Mapping[str, Any]] | Sequence[tuple[str, Mapping[str, Any]]],
@@ -428,7 +460,9 @@ def param_groups(
         default: the options of the group of unmatched parameters; ``None`` means no
             options (the optimizer's own values apply).
         optimizer: the optimizer class the groups are for, such as
-            ``torch.optim.SGD``, to check the options against.
+            ``torch.optim.SGD``, to check the options against; for
+            :class:`torch.optim.LBFGS`, whose constructor refuses more than one group,
+            the groups must come to one.
 
     Returns:
         A list of dicts ``{"params": [...], **options}`` to pass to an optimizer.
@@ -437,8 +471,9 @@ def param_groups(
         TypeError: if ``model`` is not a module, ``groups`` is not a mapping or a
             sequence of pairs, or a pattern or options have the wrong type.
         ValueError: if a pattern matches nothing, a parameter is matched by two
-            groups, a frozen parameter is matched, or options contain ``"params"``, an
-            unknown key, or a value out of range.
+            groups, a frozen parameter is matched, options contain ``"params"``, an
+            unknown key, or a value out of range, or ``optimizer`` is
+            :class:`torch.optim.LBFGS` and there would be more than one group.
 
     Examples:
         >>> import torch
@@ -492,6 +527,21 @@ def param_groups(
         Traceback (most recent call last):
           ...
         ValueError: param_groups() expects groups ... (group 'features.*'), which is frozen
+
+        LBFGS takes a single group, so groups for it that come to more are refused here,
+        not at the optimizer's constructor; the options of one group are taken:
+
+        >>> param_groups(model, {"fc.*": {"lr": 0.5}}, optimizer=torch.optim.LBFGS)
+        Traceback (most recent call last):
+          ...
+        ValueError: param_groups() expects groups to be one group for LBFGS, which takes ...
+        >>> torch.optim.LBFGS(param_groups(model, {"fc.*": {"lr": 0.5}}))
+        Traceback (most recent call last):
+          ...
+        ValueError: LBFGS doesn't support per-parameter options (parameter groups)
+        >>> lone = param_groups(model, {}, default={"lr": 0.5}, optimizer=torch.optim.LBFGS)
+        >>> torch.optim.LBFGS(lone).param_groups[0]["lr"]
+        0.5
     """
     me = param_groups
     model = check_type(me, "model", model, nn.Module)
@@ -515,6 +565,15 @@ def param_groups(
     default_options = (
         {} if default is None else check_optimizer_options(me, "default", default, optimizer)
     )
+    # LBFGS's constructor raises on more than one group ("doesn't support per-parameter
+    # options"): refuse such groups here, before any is built
+    single = (
+        optimizer
+        if isinstance(optimizer, type) and issubclass(optimizer, torch.optim.LBFGS)
+        else None
+    )
+    if single is not None and len(pairs) > 1:
+        raise _one_group_only(single, groups, f"{len(pairs)} patterns")
 
     named = list(model.named_parameters())
     owner: dict[str, str] = {}
@@ -537,6 +596,10 @@ def param_groups(
             owner[parameter_name] = pattern
         result.append({"params": [p for _, p in chosen], **options})
     rest = [p for n, p in named if n not in owner and p.requires_grad]
+    if single is not None and result and rest:
+        pattern = pairs[0][0]
+        got = f"the group of {pattern!r} and a default group of {len(rest)} unmatched parameters"
+        raise _one_group_only(single, groups, got)
     if rest:
         result.append({"params": rest, **default_options})
     return result

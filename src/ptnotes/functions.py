@@ -470,6 +470,7 @@ class ClampInPlace(torch.autograd.Function):
 
 
 _DEFAULT_VIEW = torch._C._autograd.CreationMeta.DEFAULT
+_NO_GRAD_VIEW = torch._C._autograd.CreationMeta.NO_GRAD_MODE
 
 
 def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
@@ -493,9 +494,10 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         ValueError: for a bound or an ``x`` refused before anything is written, such as
             a NaN bound, ``min > max``, an ``int`` bound beyond the range of a ``float``,
             ``x`` a leaf that requires grad or a view of one (``w[:2]``) with grad mode
-            on, one output of a view op with several outputs (``unbind``) when ``x``
-            requires grad with grad mode on, an expanded view (``expand``), or a tensor
-            made under :class:`torch.inference_mode`, outside it.
+            on, a view made under :class:`torch.no_grad` of a tensor that requires grad
+            with grad mode on, one output of a view op with several outputs (``unbind``)
+            when ``x`` requires grad with grad mode on, an expanded view (``expand``), or
+            a tensor made under :class:`torch.inference_mode`, outside it.
 
     Examples:
         >>> import torch
@@ -562,6 +564,19 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         >>> clamped is w, w
         (True, tensor([-1.0000,  0.5000,  1.0000], requires_grad=True))
 
+        A view taken under :class:`torch.no_grad` of a tensor that requires grad, a
+        non-leaf included, is refused with grad mode on, and the message names it:
+
+        >>> h = torch.tensor([-2.0, 0.5, 2.0], requires_grad=True) * 1
+        >>> with torch.no_grad():
+        ...     view = h[:2]
+        >>> clamp_(view, -1.0, 1.0)
+        Traceback (most recent call last):
+          ...
+        ValueError: clamp_() expects x to be ... got a view made under torch.no_grad() of a ...
+        >>> h.detach()
+        tensor([-2.0000,  0.5000,  2.0000])
+
         A NumPy integer or floating scalar is a bound; a ``bool``, a 0-d tensor, an
         ``int`` too large for a ``float``, a NaN and a ``max`` below ``min`` are not:
 
@@ -591,6 +606,16 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         "a tensor that may be modified in place, not a leaf that requires grad or a view of "
         "one (clamp a copy, x * 1 or x.clone(), or work under torch.no_grad())"
     )
+    creation = torch._C._autograd._get_creation_meta(x) if x._is_view() else None
+    if x.requires_grad and torch.is_grad_enabled() and creation == _NO_GRAD_VIEW:
+        # such a view has no grad_fn, so it reports is_leaf True whatever its base is; torch
+        # forbids writing it with grad mode on, and it is no leaf of the user's graph
+        expected = (
+            "a tensor that may be modified in place with grad mode on (take the view outside "
+            "torch.no_grad(), or clamp under torch.no_grad() too)"
+        )
+        got = "a view made under torch.no_grad() of a tensor that requires grad"
+        raise argument_error(clamp_, "x", x, expected, got=got)
     if x.is_leaf and x.requires_grad and torch.is_grad_enabled():
         raise argument_error(clamp_, "x", x, expected, got="a leaf tensor that requires grad")
     if x.is_inference() and not torch.is_inference_mode_enabled():
@@ -606,7 +631,6 @@ def clamp_(x: torch.Tensor, min: float, max: float) -> torch.Tensor:
         # autograd would refuse it only after ClampInPlace.forward had written the leaf
         # (torch 2.8.0 and later; 2.4.1 and 2.5.1 accept it)
         raise argument_error(clamp_, "x", x, expected, got="a view of a leaf that requires grad")
-    creation = torch._C._autograd._get_creation_meta(x) if x._is_view() else None
     if x.requires_grad and torch.is_grad_enabled() and creation not in (None, _DEFAULT_VIEW):
         # such as one output of unbind or split: autograd refuses to rebase its history, but
         # only after ClampInPlace.forward has written it

@@ -34,8 +34,8 @@ class GraphNode:
             ``"<freed>"`` once ``backward()`` has released it. The node of a custom
             :class:`torch.autograd.Function` has no ``_saved_*`` attributes (it keeps its
             tensors in ``saved_tensors``), so its ``saved`` is empty.
-        version: for a leaf, the version counter of its tensor; ``None`` for a
-            function.
+        version: for a leaf, the version counter of its tensor (``None`` for a tensor
+            created in inference mode, which has none); ``None`` for a function.
         variable: for a leaf, the leaf tensor itself; ``None`` for a function.
     """
 
@@ -83,10 +83,6 @@ def _graph_tensor(caller: Callable[..., Any], tensor: object) -> torch.Tensor:
         expected = "a tensor with an autograd graph (a leaf that requires grad on its own account)"
         got = "a view whose requires_grad is its base's and that has no AccumulateGrad node"
         raise argument_error(caller, "tensor", tensor, expected, got=got)
-    if tensor.grad_fn is None and tensor.is_inference():
-        expected = "a tensor with an autograd graph (a leaf that requires grad on its own account)"
-        got = "an inference tensor, which has no AccumulateGrad node"
-        raise argument_error(caller, "tensor", tensor, expected, got=got)
     return tensor
 
 
@@ -95,6 +91,11 @@ def _accumulator(tensor: torch.Tensor) -> Any:
     with torch.inference_mode(False), torch.enable_grad():
         probe = tensor.view_as(tensor)
     return None if probe.grad_fn is None else probe.grad_fn.next_functions[0][0]
+
+
+def _version(tensor: torch.Tensor) -> int | None:
+    """The version counter of a leaf, or ``None`` for an inference tensor (it has none)."""
+    return None if tensor.is_inference() else tensor._version
 
 
 @dataclass
@@ -110,7 +111,7 @@ def _walk(tensor: torch.Tensor) -> _Walk:
     """Depth-first, pre-order walk of ``next_functions`` from ``tensor.grad_fn``."""
     root = tensor.grad_fn
     if root is None:  # a leaf that requires grad: its graph is the leaf itself
-        node = GraphNode(0, "AccumulateGrad", "leaf", version=tensor._version, variable=tensor)
+        node = GraphNode(0, "AccumulateGrad", "leaf", version=_version(tensor), variable=tensor)
         return _Walk([node], {}, [])
     index: dict[int, int] = {}
     objects: list[Any] = []
@@ -134,7 +135,7 @@ def _walk(tensor: torch.Tensor) -> _Walk:
                     type(fn).__name__,
                     "leaf",
                     children,
-                    version=variable._version,
+                    version=_version(variable),
                     variable=variable,
                 )
             )
@@ -164,7 +165,7 @@ def walk_graph(tensor: torch.Tensor) -> list[GraphNode]:
         TypeError: if ``tensor`` is not a :class:`torch.Tensor`.
         ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad, or is
             a view without a ``grad_fn`` whose ``requires_grad`` is its base's (one taken
-            under ``torch.no_grad()``, say), or an inference tensor without a ``grad_fn``.
+            under ``torch.no_grad()``, say).
 
     Examples:
         >>> import torch
@@ -229,17 +230,23 @@ def walk_graph(tensor: torch.Tensor) -> list[GraphNode]:
           ...
         ValueError: walk_graph() expects tensor to be a tensor with an autograd graph (a leaf ...
 
-        Nor has a tensor created in inference mode, even with ``requires_grad=True``, nor a
-        result computed from it outside inference mode:
+        A tensor created in inference mode with ``requires_grad=True`` gets no node from its
+        ``exp()`` outside inference mode, but ``made_there * 2`` records one, with an
+        ``AccumulateGrad`` node for ``made_there``, whose ``version`` is ``None`` (an inference
+        tensor has no version counter):
 
         >>> with torch.inference_mode():
         ...     made_there = torch.ones(2, requires_grad=True)
-        >>> made_there.requires_grad, made_there.grad_fn is None, made_there.exp().grad_fn is None
-        (True, True, True)
-        >>> walk_graph(made_there)
+        >>> made_there.requires_grad, made_there.exp().grad_fn is None
+        (True, True)
+        >>> [(node.name, node.version) for node in walk_graph(made_there * 2)]
+        [('MulBackward0', None), ('AccumulateGrad', None)]
+        >>> [(node.name, node.kind) for node in walk_graph(made_there)]
+        [('AccumulateGrad', 'leaf')]
+        >>> made_there._version
         Traceback (most recent call last):
           ...
-        ValueError: walk_graph() expects ... an inference tensor, which has no AccumulateGrad node
+        RuntimeError: Inference tensors do not track version counter.
     """
     return _walk(_graph_tensor(walk_graph, tensor)).nodes
 
@@ -319,7 +326,7 @@ def graph_text(
             tensors, or ``details`` is not a ``bool``.
         ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad, or is
             a view without a ``grad_fn`` whose ``requires_grad`` is its base's (one taken
-            under ``torch.no_grad()``, say), or an inference tensor without a ``grad_fn``.
+            under ``torch.no_grad()``, say).
 
     Examples:
         >>> import torch
@@ -420,7 +427,7 @@ def graph_dot(
             tensors, or ``details`` is not a ``bool``.
         ValueError: if ``tensor`` has no ``grad_fn`` and does not require grad, or is
             a view without a ``grad_fn`` whose ``requires_grad`` is its base's (one taken
-            under ``torch.no_grad()``, say), or an inference tensor without a ``grad_fn``.
+            under ``torch.no_grad()``, say).
 
     Examples:
         >>> import torch
