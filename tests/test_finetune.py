@@ -309,6 +309,15 @@ def test_param_groups_rejects_parameter_in_two_groups(model: SmallCNN) -> None:
         param_groups(model, {"*.weight": {}, "fc.*": {}})
 
 
+@pytest.mark.parametrize("make", [lambda: nn.Linear(2, 2), tied], ids=["linear", "tied"])
+def test_param_groups_rejects_one_pattern_given_twice_in_a_sequence(make: Any) -> None:
+    # two groups by position even when their patterns are the same string; without the
+    # check both would hold the parameter and the optimizer's constructor would refuse them
+    model = make()
+    with pytest.raises(ValueError, match=r"at most once, got '[\w.]+' in '\*' and '\*'"):
+        param_groups(model, [("*", {"lr": 0.1}), ("*", {"lr": 0.2})])
+
+
 @pytest.mark.parametrize("pattern", ["0.*", "1.*", "1.weight", "*"])
 def test_param_groups_selects_a_tied_parameter_by_any_of_its_names_once(pattern: str) -> None:
     # named_parameters() lists the tied weight once, as "0.weight"; "1.weight" must select

@@ -163,6 +163,10 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         >>> freeze(model, "classifier.*")
         Traceback (most recent call last):
           ...
+        ValueError: freeze() expects pattern to be ... name (features.0.weight, features.0.bias, ...
+        >>> freeze(model, "FC.*")  # case-sensitive
+        Traceback (most recent call last):
+          ...
         ValueError: freeze() expects pattern to be a pattern that matches a parameter name ...
         >>> freeze(model, "features.*")  # matches, but all already frozen
         []
@@ -178,7 +182,8 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
           ...
         TypeError: freeze() expects pattern(name, parameter) to be a bool (True or False), ...
 
-        Buffers go on changing; a gradient from before the freeze still moves a parameter:
+        Buffers go on changing in training mode (``eval()`` stops them); a gradient from
+        before the freeze still moves a parameter:
 
         >>> from torch import nn
         >>> net = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
@@ -186,14 +191,36 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         >>> weights = torch.arange(4.0).view(4, 1)  # a plain sum through batch norm has ~0 gradient
         >>> (net(torch.randn(4, 2)) * weights).sum().backward()
         >>> frozen = freeze(net)
-        >>> running_mean = net[1].running_mean.clone()
+        >>> bn = net[1]
+        >>> mean, var = bn.running_mean.clone(), bn.running_var.clone()
         >>> _ = net(torch.randn(4, 2))
-        >>> net[1].num_batches_tracked.item(), torch.equal(net[1].running_mean, running_mean)
-        (2, False)
+        >>> bn.num_batches_tracked.item()
+        2
+        >>> torch.equal(bn.running_mean, mean), torch.equal(bn.running_var, var)
+        (False, False)
+        >>> _ = bn.eval()
+        >>> mean, var = bn.running_mean.clone(), bn.running_var.clone()
+        >>> _ = net(torch.randn(4, 2))
+        >>> bn.num_batches_tracked.item()
+        2
+        >>> torch.equal(bn.running_mean, mean), torch.equal(bn.running_var, var)
+        (True, True)
         >>> before = net[0].weight.clone()
         >>> sgd.step()
         >>> torch.equal(net[0].weight, before)
         False
+
+        A frozen parameter gets no gradient, and neither does what only it feeds:
+
+        >>> line = nn.Linear(2, 1)
+        >>> freeze(line, "weight")
+        ['weight']
+        >>> doubled = line.weight * 2  # depends on the frozen weight alone
+        >>> doubled.requires_grad
+        False
+        >>> (line(torch.ones(1, 2)).sum() + doubled.sum()).backward()
+        >>> line.weight.grad is None, line.bias.grad
+        (True, tensor([1.]))
 
         ``zero_grad()`` called after the freeze clears that gradient too:
 
@@ -355,6 +382,15 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
         >>> [name for name, p in model.named_parameters() if p.requires_grad]
         []
 
+        An optimizer built before the swap holds the old head's parameters, not the new:
+
+        >>> import torch
+        >>> sgd = torch.optim.SGD(model.parameters(), lr=0.1)
+        >>> old = replace_head(model, "fc", nn.Linear(16, 3))
+        >>> held = [p for group in sgd.param_groups for p in group["params"]]
+        >>> any(p is old.weight for p in held), any(p is model.fc.weight for p in held)
+        (True, False)
+
         The new head keeps its own dtype:
 
         >>> double = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1)).double()
@@ -486,12 +522,16 @@ def param_groups(
         >>> [(len(g["params"]), g["lr"]) for g in groups]
         [(2, 0.01), (4, 0.0001)]
         >>> optimizer = torch.optim.SGD(groups, lr=0.1, momentum=0.9)
-        >>> [g["lr"] for g in optimizer.param_groups]
-        [0.01, 0.0001]
+        >>> [(g["lr"], g["momentum"]) for g in optimizer.param_groups]  # momentum: not in a group
+        [(0.01, 0.9), (0.0001, 0.9)]
         >>> param_groups(model, {"*.weight": {}, "fc.*": {}})
         Traceback (most recent call last):
           ...
         ValueError: param_groups() expects groups ... got 'fc.weight' in '*.weight' and 'fc.*'
+        >>> param_groups(model, [("fc.*", {"lr": 1e-2}), ("fc.*", {"lr": 1e-3})])  # a pattern twice
+        Traceback (most recent call last):
+          ...
+        ValueError: param_groups() expects groups ... got 'fc.weight' in 'fc.*' and 'fc.*'
         >>> param_groups(model, {"fc.*": {"lrr": 1e-2}})
         Traceback (most recent call last):
           ...
@@ -592,16 +632,18 @@ def param_groups(
     # every name counts, a tied parameter's second name too; a parameter is owned (and
     # listed) once, whichever of its names selected it
     named = list(model.named_parameters(remove_duplicate=False))
-    owner: dict[int, tuple[str, str]] = {}  # id(parameter) -> (name, pattern)
+    # id(parameter) -> (name, position of its group, pattern): by position, not pattern, so
+    # a pattern given twice in a sequence of pairs cannot put a parameter in two groups
+    owner: dict[int, tuple[str, int, str]] = {}
     result: list[dict[str, Any]] = []
-    for (pattern, _), options in zip(pairs, options_list, strict=True):
+    for position, ((pattern, _), options) in enumerate(zip(pairs, options_list, strict=True)):
         chosen = [(n, p) for n, p in named if fnmatchcase(n, pattern)]
         if not chosen:
             raise _matches_nothing(me, f"the pattern {pattern!r} of groups", pattern, named)
         members: dict[int, nn.Parameter] = {}
         for parameter_name, parameter in chosen:
-            if id(parameter) in owner and owner[id(parameter)][1] != pattern:
-                first_name, first_pattern = owner[id(parameter)]
+            if id(parameter) in owner and owner[id(parameter)][1] != position:
+                first_name, _, first_pattern = owner[id(parameter)]
                 expected = "patterns that select each parameter at most once"
                 got = f"{first_name!r} in {first_pattern!r} and {parameter_name!r} in {pattern!r}"
                 if first_name == parameter_name:
@@ -613,7 +655,7 @@ def param_groups(
                 )
                 got = f"{parameter_name!r} (group {pattern!r}), which is frozen"
                 raise argument_error(me, "groups", groups, expected, got=got)
-            owner.setdefault(id(parameter), (parameter_name, pattern))
+            owner.setdefault(id(parameter), (parameter_name, position, pattern))
             members.setdefault(id(parameter), parameter)
         result.append({"params": list(members.values()), **options})
     unowned: dict[int, nn.Parameter] = {}
