@@ -189,6 +189,16 @@ class _WrappedHead(nn.Module):
         super().__setattr__(name, value)
 
 
+def test_replace_head_replaces_a_module_used_twice_under_the_name_given() -> None:
+    # named_children() lists the shared module once, as "0"; "2" is registered all the same
+    shared = nn.Linear(2, 2)
+    model = nn.Sequential(shared, nn.ReLU(), shared)
+    new = nn.Linear(2, 2)
+    assert replace_head(model, "2", new) is shared
+    assert model[0] is shared
+    assert model[2] is new
+
+
 def test_replace_head_puts_the_old_head_back_when_assignment_raises() -> None:
     model = _LockedHead()
     old = model.head

@@ -424,9 +424,11 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
         expected = "the name of a submodule (only a module can be replaced)"
         got = f"{attr!r}, a {type(old).__name__}"
         raise argument_error(me, "attr", attr, expected, error=TypeError, got=got)
-    if dict(parent.named_children()).get(child) is not old:
+    if parent._modules.get(child) is not old:
         # a property (or another attribute of the class) that returns a module: assigning
-        # would register an unused child while the model goes on using the old module
+        # would register an unused child while the model goes on using the old module.
+        # _modules, not named_children(), which lists a module registered under two names
+        # (one module used twice) under its first name only
         static = inspect.getattr_static(parent, child, None)
         expected = (
             "the name of a registered submodule, one of named_children() (not an attribute "
