@@ -281,7 +281,10 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
 def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
     """Let gradients flow again to the parameters of ``module`` that ``pattern`` selects.
 
-    The inverse of :func:`freeze`, with the same selection rules.
+    Sets :attr:`~torch.Tensor.requires_grad` back to ``True``, with the same selection
+    rules as :func:`freeze`; unlike :func:`freeze`, it refuses a selection that holds a
+    parameter that cannot require grad (see Raises), so it does not undo every
+    :func:`freeze` call.
 
     Args:
         module: the model.
@@ -310,14 +313,17 @@ def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         >>> unfreeze(model, lambda name, p: name.startswith("features.3"))
         ['features.3.weight', 'features.3.bias']
 
-        A ``bool`` parameter cannot require grad; selecting it unfreezes nothing:
+        A ``bool`` parameter cannot require grad; selecting it unfreezes nothing, though
+        :func:`freeze` took the same selection:
 
         >>> import torch
         >>> from torch import nn
         >>> mixed = nn.ParameterDict(
-        ...     {"w": nn.Parameter(torch.ones(2), requires_grad=False),
+        ...     {"w": nn.Parameter(torch.ones(2)),
         ...      "mask": nn.Parameter(torch.ones(2, dtype=torch.bool), requires_grad=False)}
         ... )
+        >>> freeze(mixed)
+        ['w']
         >>> unfreeze(mixed)
         Traceback (most recent call last):
           ...
@@ -484,7 +490,9 @@ def param_groups(
     that option takes: a number (an ``int`` or a ``float``, or a NumPy number such as a
     ``numpy.float32``) where the default is a number, a one-element tensor too for ``lr``,
     a ``bool`` (or a ``numpy.bool_``) for a flag, a tuple or a list for ``betas`` (see
-    :func:`ptnotes.validation.check_optimizer_options`).
+    :func:`ptnotes.validation.check_optimizer_options`). A value of LBFGS's
+    ``line_search_fn`` (default ``None``) is taken as given: a wrong one passes here and
+    fails at ``step()`` (the last example).
 
     Ambiguity is an error rather than a silent choice: a parameter matched by two
     patterns, a pattern that matches nothing (often a typo), or a frozen parameter
@@ -598,6 +606,21 @@ def param_groups(
         >>> lone = param_groups(model, {}, default={"lr": 0.5}, optimizer=torch.optim.LBFGS)
         >>> torch.optim.LBFGS(lone).param_groups[0]["lr"]
         0.5
+
+        A wrong ``line_search_fn`` is not caught here; LBFGS refuses it at ``step()``:
+
+        >>> line = torch.nn.Linear(2, 1)
+        >>> search = {"line_search_fn": "no such search"}
+        >>> lbfgs = torch.optim.LBFGS(param_groups(line, {}, search, optimizer=torch.optim.LBFGS))
+        >>> def closure():
+        ...     lbfgs.zero_grad()
+        ...     loss = line(torch.ones(1, 2)).sum()
+        ...     loss.backward()
+        ...     return loss.detach()
+        >>> lbfgs.step(closure)
+        Traceback (most recent call last):
+          ...
+        RuntimeError: only 'strong_wolfe' is supported
     """
     me = param_groups
     model = check_type(me, "model", model, nn.Module)
