@@ -347,6 +347,37 @@ def test_param_groups_rejects_a_tied_parameter_selected_by_two_patterns() -> Non
         param_groups(model, {"0.*": {"lr": 0.1}, "1.*": {"lr": 0.01}})
 
 
+def test_param_groups_puts_an_unmatched_tied_parameter_in_the_default_group_once() -> None:
+    # a module used twice: each of its parameters has two names ("0.*" and "2.*"), and
+    # both names are unmatched; the default group must hold each parameter once
+    shared = nn.Linear(2, 2)
+    model = nn.Sequential(shared, nn.ReLU(), shared, nn.Linear(2, 1))
+    groups = param_groups(model, {"3.*": {"lr": 0.1}}, default={"lr": 0.01})
+    assert [len(g["params"]) for g in groups] == [2, 2]
+    assert groups[1]["params"][0] is shared.weight
+    assert groups[1]["params"][1] is shared.bias
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch.optim.SGD(groups, lr=1.0)
+
+
+class _TwoNames(nn.Module):
+    """One Parameter registered under two names of the same module."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Parameter(torch.ones(2))
+        self.b = self.a
+
+
+def test_param_groups_takes_a_parameter_of_two_names_in_one_module_once() -> None:
+    model = _TwoNames()
+    assert [len(g["params"]) for g in param_groups(model, {"b": {"lr": 0.1}})] == [1]
+    assert [len(g["params"]) for g in param_groups(model, {"?": {"lr": 0.1}})] == [1]
+    with pytest.raises(ValueError, match=r"got 'a' in 'a' and 'b' in 'b'"):
+        param_groups(model, {"a": {}, "b": {}})
+
+
 def test_param_groups_for_lbfgs_takes_a_tied_parameter_by_its_second_name() -> None:
     model = tied()
     groups = param_groups(model, {"1.weight": {"lr": 0.5}}, optimizer=torch.optim.LBFGS)
