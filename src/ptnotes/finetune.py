@@ -404,6 +404,13 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
         >>> double[0].weight.dtype, double[1].weight.dtype
         (torch.float64, torch.float32)
 
+        A module used under two names is replaced under the name given only:
+
+        >>> shared = nn.Linear(2, 2)
+        >>> twice = nn.Sequential(shared, nn.ReLU(), shared)
+        >>> replace_head(twice, "2", nn.Linear(2, 3)) is shared, twice[0] is shared, twice[2]
+        (True, True, Linear(in_features=2, out_features=3, bias=True))
+
         A module cannot be put inside itself, the model's or a nested parent's:
 
         >>> seq = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.Linear(2, 2), nn.ReLU()))
