@@ -189,6 +189,16 @@ class _WrappedHead(nn.Module):
         super().__setattr__(name, value)
 
 
+def test_replace_head_replaces_a_module_used_twice_under_the_name_given() -> None:
+    # named_children() lists the shared module once, as "0"; "2" is registered all the same
+    shared = nn.Linear(2, 2)
+    model = nn.Sequential(shared, nn.ReLU(), shared)
+    new = nn.Linear(2, 2)
+    assert replace_head(model, "2", new) is shared
+    assert model[0] is shared
+    assert model[2] is new
+
+
 def test_replace_head_puts_the_old_head_back_when_assignment_raises() -> None:
     model = _LockedHead()
     old = model.head
@@ -309,6 +319,15 @@ def test_param_groups_rejects_parameter_in_two_groups(model: SmallCNN) -> None:
         param_groups(model, {"*.weight": {}, "fc.*": {}})
 
 
+@pytest.mark.parametrize("make", [lambda: nn.Linear(2, 2), tied], ids=["linear", "tied"])
+def test_param_groups_rejects_one_pattern_given_twice_in_a_sequence(make: Any) -> None:
+    # two groups by position even when their patterns are the same string; without the
+    # check both would hold the parameter and the optimizer's constructor would refuse them
+    model = make()
+    with pytest.raises(ValueError, match=r"at most once, got '[\w.]+' in '\*' and '\*'"):
+        param_groups(model, [("*", {"lr": 0.1}), ("*", {"lr": 0.2})])
+
+
 @pytest.mark.parametrize("pattern", ["0.*", "1.*", "1.weight", "*"])
 def test_param_groups_selects_a_tied_parameter_by_any_of_its_names_once(pattern: str) -> None:
     # named_parameters() lists the tied weight once, as "0.weight"; "1.weight" must select
@@ -326,6 +345,37 @@ def test_param_groups_rejects_a_tied_parameter_selected_by_two_patterns() -> Non
     model = tied()
     with pytest.raises(ValueError, match=r"'0\.weight' in '0\.\*' and '1\.weight' in '1\.\*'"):
         param_groups(model, {"0.*": {"lr": 0.1}, "1.*": {"lr": 0.01}})
+
+
+def test_param_groups_puts_an_unmatched_tied_parameter_in_the_default_group_once() -> None:
+    # a module used twice: each of its parameters has two names ("0.*" and "2.*"), and
+    # both names are unmatched; the default group must hold each parameter once
+    shared = nn.Linear(2, 2)
+    model = nn.Sequential(shared, nn.ReLU(), shared, nn.Linear(2, 1))
+    groups = param_groups(model, {"3.*": {"lr": 0.1}}, default={"lr": 0.01})
+    assert [len(g["params"]) for g in groups] == [2, 2]
+    assert groups[1]["params"][0] is shared.weight
+    assert groups[1]["params"][1] is shared.bias
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch.optim.SGD(groups, lr=1.0)
+
+
+class _TwoNames(nn.Module):
+    """One Parameter registered under two names of the same module."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Parameter(torch.ones(2))
+        self.b = self.a
+
+
+def test_param_groups_takes_a_parameter_of_two_names_in_one_module_once() -> None:
+    model = _TwoNames()
+    assert [len(g["params"]) for g in param_groups(model, {"b": {"lr": 0.1}})] == [1]
+    assert [len(g["params"]) for g in param_groups(model, {"?": {"lr": 0.1}})] == [1]
+    with pytest.raises(ValueError, match=r"got 'a' in 'a' and 'b' in 'b'"):
+        param_groups(model, {"a": {}, "b": {}})
 
 
 def test_param_groups_for_lbfgs_takes_a_tied_parameter_by_its_second_name() -> None:

@@ -163,6 +163,10 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         >>> freeze(model, "classifier.*")
         Traceback (most recent call last):
           ...
+        ValueError: freeze() expects pattern to be ... name (features.0.weight, features.0.bias, ...
+        >>> freeze(model, "FC.*")  # case-sensitive
+        Traceback (most recent call last):
+          ...
         ValueError: freeze() expects pattern to be a pattern that matches a parameter name ...
         >>> freeze(model, "features.*")  # matches, but all already frozen
         []
@@ -178,7 +182,8 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
           ...
         TypeError: freeze() expects pattern(name, parameter) to be a bool (True or False), ...
 
-        Buffers go on changing; a gradient from before the freeze still moves a parameter:
+        Buffers go on changing in training mode (``eval()`` stops them); a gradient from
+        before the freeze still moves a parameter:
 
         >>> from torch import nn
         >>> net = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
@@ -186,14 +191,36 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         >>> weights = torch.arange(4.0).view(4, 1)  # a plain sum through batch norm has ~0 gradient
         >>> (net(torch.randn(4, 2)) * weights).sum().backward()
         >>> frozen = freeze(net)
-        >>> running_mean = net[1].running_mean.clone()
+        >>> bn = net[1]
+        >>> mean, var = bn.running_mean.clone(), bn.running_var.clone()
         >>> _ = net(torch.randn(4, 2))
-        >>> net[1].num_batches_tracked.item(), torch.equal(net[1].running_mean, running_mean)
-        (2, False)
+        >>> bn.num_batches_tracked.item()
+        2
+        >>> torch.equal(bn.running_mean, mean), torch.equal(bn.running_var, var)
+        (False, False)
+        >>> _ = bn.eval()
+        >>> mean, var = bn.running_mean.clone(), bn.running_var.clone()
+        >>> _ = net(torch.randn(4, 2))
+        >>> bn.num_batches_tracked.item()
+        2
+        >>> torch.equal(bn.running_mean, mean), torch.equal(bn.running_var, var)
+        (True, True)
         >>> before = net[0].weight.clone()
         >>> sgd.step()
         >>> torch.equal(net[0].weight, before)
         False
+
+        A frozen parameter gets no gradient, and neither does what only it feeds:
+
+        >>> line = nn.Linear(2, 1)
+        >>> freeze(line, "weight")
+        ['weight']
+        >>> doubled = line.weight * 2  # depends on the frozen weight alone
+        >>> doubled.requires_grad
+        False
+        >>> (line(torch.ones(1, 2)).sum() + doubled.sum()).backward()
+        >>> line.weight.grad is None, line.bias.grad
+        (True, tensor([1.]))
 
         ``zero_grad()`` called after the freeze clears that gradient too:
 
@@ -254,7 +281,10 @@ def freeze(module: nn.Module, pattern: Selector = None) -> list[str]:
 def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
     """Let gradients flow again to the parameters of ``module`` that ``pattern`` selects.
 
-    The inverse of :func:`freeze`, with the same selection rules.
+    Sets :attr:`~torch.Tensor.requires_grad` back to ``True``, with the same selection
+    rules as :func:`freeze`; unlike :func:`freeze`, it refuses a selection that holds a
+    parameter that cannot require grad (see Raises), so it does not undo every
+    :func:`freeze` call.
 
     Args:
         module: the model.
@@ -283,14 +313,17 @@ def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         >>> unfreeze(model, lambda name, p: name.startswith("features.3"))
         ['features.3.weight', 'features.3.bias']
 
-        A ``bool`` parameter cannot require grad; selecting it unfreezes nothing:
+        A ``bool`` parameter cannot require grad; selecting it unfreezes nothing, though
+        :func:`freeze` took the same selection:
 
         >>> import torch
         >>> from torch import nn
         >>> mixed = nn.ParameterDict(
-        ...     {"w": nn.Parameter(torch.ones(2), requires_grad=False),
+        ...     {"w": nn.Parameter(torch.ones(2)),
         ...      "mask": nn.Parameter(torch.ones(2, dtype=torch.bool), requires_grad=False)}
         ... )
+        >>> freeze(mixed)
+        ['w']
         >>> unfreeze(mixed)
         Traceback (most recent call last):
           ...
@@ -355,12 +388,28 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
         >>> [name for name, p in model.named_parameters() if p.requires_grad]
         []
 
+        An optimizer built before the swap holds the old head's parameters, not the new:
+
+        >>> import torch
+        >>> sgd = torch.optim.SGD(model.parameters(), lr=0.1)
+        >>> old = replace_head(model, "fc", nn.Linear(16, 3))
+        >>> held = [p for group in sgd.param_groups for p in group["params"]]
+        >>> any(p is old.weight for p in held), any(p is model.fc.weight for p in held)
+        (True, False)
+
         The new head keeps its own dtype:
 
         >>> double = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1)).double()
         >>> _ = replace_head(double, "1", nn.Linear(2, 1))
         >>> double[0].weight.dtype, double[1].weight.dtype
         (torch.float64, torch.float32)
+
+        A module used under two names is replaced under the name given only:
+
+        >>> shared = nn.Linear(2, 2)
+        >>> twice = nn.Sequential(shared, nn.ReLU(), shared)
+        >>> replace_head(twice, "2", nn.Linear(2, 3)) is shared, twice[0] is shared, twice[2]
+        (True, True, Linear(in_features=2, out_features=3, bias=True))
 
         A module cannot be put inside itself, the model's or a nested parent's:
 
@@ -388,9 +437,11 @@ def replace_head(model: nn.Module, attr: str, new_head: nn.Module) -> nn.Module:
         expected = "the name of a submodule (only a module can be replaced)"
         got = f"{attr!r}, a {type(old).__name__}"
         raise argument_error(me, "attr", attr, expected, error=TypeError, got=got)
-    if dict(parent.named_children()).get(child) is not old:
+    if parent._modules.get(child) is not old:
         # a property (or another attribute of the class) that returns a module: assigning
-        # would register an unused child while the model goes on using the old module
+        # would register an unused child while the model goes on using the old module.
+        # _modules, not named_children(), which lists a module registered under two names
+        # (one module used twice) under its first name only
         static = inspect.getattr_static(parent, child, None)
         expected = (
             "the name of a registered submodule, one of named_children() (not an attribute "
@@ -446,7 +497,9 @@ def param_groups(
     that option takes: a number (an ``int`` or a ``float``, or a NumPy number such as a
     ``numpy.float32``) where the default is a number, a one-element tensor too for ``lr``,
     a ``bool`` (or a ``numpy.bool_``) for a flag, a tuple or a list for ``betas`` (see
-    :func:`ptnotes.validation.check_optimizer_options`).
+    :func:`ptnotes.validation.check_optimizer_options`). A value of LBFGS's
+    ``line_search_fn`` (default ``None``) is taken as given: a wrong one passes here and
+    fails at ``step()`` (the last example).
 
     Ambiguity is an error rather than a silent choice: a parameter matched by two
     patterns, a pattern that matches nothing (often a typo), or a frozen parameter
@@ -486,12 +539,16 @@ def param_groups(
         >>> [(len(g["params"]), g["lr"]) for g in groups]
         [(2, 0.01), (4, 0.0001)]
         >>> optimizer = torch.optim.SGD(groups, lr=0.1, momentum=0.9)
-        >>> [g["lr"] for g in optimizer.param_groups]
-        [0.01, 0.0001]
+        >>> [(g["lr"], g["momentum"]) for g in optimizer.param_groups]  # momentum: not in a group
+        [(0.01, 0.9), (0.0001, 0.9)]
         >>> param_groups(model, {"*.weight": {}, "fc.*": {}})
         Traceback (most recent call last):
           ...
         ValueError: param_groups() expects groups ... got 'fc.weight' in '*.weight' and 'fc.*'
+        >>> param_groups(model, [("fc.*", {"lr": 1e-2}), ("fc.*", {"lr": 1e-3})])  # a pattern twice
+        Traceback (most recent call last):
+          ...
+        ValueError: param_groups() expects groups ... got 'fc.weight' in 'fc.*' and 'fc.*'
         >>> param_groups(model, {"fc.*": {"lrr": 1e-2}})
         Traceback (most recent call last):
           ...
@@ -556,6 +613,21 @@ def param_groups(
         >>> lone = param_groups(model, {}, default={"lr": 0.5}, optimizer=torch.optim.LBFGS)
         >>> torch.optim.LBFGS(lone).param_groups[0]["lr"]
         0.5
+
+        A wrong ``line_search_fn`` is not caught here; LBFGS refuses it at ``step()``:
+
+        >>> line = torch.nn.Linear(2, 1)
+        >>> search = {"line_search_fn": "no such search"}
+        >>> lbfgs = torch.optim.LBFGS(param_groups(line, {}, search, optimizer=torch.optim.LBFGS))
+        >>> def closure():
+        ...     lbfgs.zero_grad()
+        ...     loss = line(torch.ones(1, 2)).sum()
+        ...     loss.backward()
+        ...     return loss.detach()
+        >>> lbfgs.step(closure)
+        Traceback (most recent call last):
+          ...
+        RuntimeError: only 'strong_wolfe' is supported
     """
     me = param_groups
     model = check_type(me, "model", model, nn.Module)
@@ -592,16 +664,18 @@ def param_groups(
     # every name counts, a tied parameter's second name too; a parameter is owned (and
     # listed) once, whichever of its names selected it
     named = list(model.named_parameters(remove_duplicate=False))
-    owner: dict[int, tuple[str, str]] = {}  # id(parameter) -> (name, pattern)
+    # id(parameter) -> (name, position of its group, pattern): by position, not pattern, so
+    # a pattern given twice in a sequence of pairs cannot put a parameter in two groups
+    owner: dict[int, tuple[str, int, str]] = {}
     result: list[dict[str, Any]] = []
-    for (pattern, _), options in zip(pairs, options_list, strict=True):
+    for position, ((pattern, _), options) in enumerate(zip(pairs, options_list, strict=True)):
         chosen = [(n, p) for n, p in named if fnmatchcase(n, pattern)]
         if not chosen:
             raise _matches_nothing(me, f"the pattern {pattern!r} of groups", pattern, named)
         members: dict[int, nn.Parameter] = {}
         for parameter_name, parameter in chosen:
-            if id(parameter) in owner and owner[id(parameter)][1] != pattern:
-                first_name, first_pattern = owner[id(parameter)]
+            if id(parameter) in owner and owner[id(parameter)][1] != position:
+                first_name, _, first_pattern = owner[id(parameter)]
                 expected = "patterns that select each parameter at most once"
                 got = f"{first_name!r} in {first_pattern!r} and {parameter_name!r} in {pattern!r}"
                 if first_name == parameter_name:
@@ -613,7 +687,7 @@ def param_groups(
                 )
                 got = f"{parameter_name!r} (group {pattern!r}), which is frozen"
                 raise argument_error(me, "groups", groups, expected, got=got)
-            owner.setdefault(id(parameter), (parameter_name, pattern))
+            owner.setdefault(id(parameter), (parameter_name, position, pattern))
             members.setdefault(id(parameter), parameter)
         result.append({"params": list(members.values()), **options})
     unowned: dict[int, nn.Parameter] = {}
