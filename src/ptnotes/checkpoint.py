@@ -306,8 +306,10 @@ def save_checkpoint(
     ``dtype``, ``device`` and ``Size``: not NumPy values, a ``frozenset``, a
     :class:`~collections.defaultdict`, a :class:`~fractions.Fraction` or
     :class:`~decimal.Decimal`, ``datetime``, ``range`` or objects of a class of one's own, a
-    :func:`~collections.namedtuple` included, although it is a tuple). For a model wrapped
-    in ``DistributedDataParallel`` pass ``ddp.module``.
+    :func:`~collections.namedtuple` included, although it is a tuple; a class named in
+    ``torch.serialization.safe_globals`` around both the save and the load is loaded: see the
+    example of a named tuple). For a model wrapped in ``DistributedDataParallel`` pass
+    ``ddp.module``.
 
     The save is all-or-nothing, as a database writes: the payload is first serialised in
     memory and loaded back with ``weights_only=True`` (a value that this torch could not
@@ -394,20 +396,33 @@ def save_checkpoint(
         >>> torch.load(path, weights_only=True)["extra"]["epoch"], os.listdir(folder.name)
         (3, ['ckpt.pt'])
 
-        A named tuple is a tuple, but of a class of one's own, which ``weights_only=True``
-        does not load:
+        A named tuple is a tuple, but of a class of its own (here the standard library's
+        ``difflib.Match``), which ``weights_only=True`` does not load:
 
-        >>> from collections import namedtuple
-        >>> Position = namedtuple("Position", "epoch batch")
-        >>> isinstance(Position(4, 0), tuple)
+        >>> from difflib import Match
+        >>> isinstance(Match(0, 0, 4), tuple)
         True
-        >>> save_checkpoint(path, model, optimizer, position=Position(4, 0))
+        >>> save_checkpoint(path, model, optimizer, match=Match(0, 0, 4))
         Traceback (most recent call last):
           ...
-        TypeError: save_checkpoint() expects position ... got ...Position at position, which ...
-        >>> save_checkpoint(path, model, optimizer, position=tuple(Position(4, 0)))
+        TypeError: save_checkpoint() expects match ... got difflib.Match ..., ... refuses to load
+        >>> save_checkpoint(path, model, optimizer, match=tuple(Match(0, 0, 4)))
         >>> torch.load(path, weights_only=True)["extra"]
-        {'position': (4, 0)}
+        {'match': (0, 0, 4)}
+
+        Inside ``torch.serialization.safe_globals`` naming its class, it is saved, and the
+        file loads only there too:
+
+        >>> from ptnotes.checkpoint import load_checkpoint
+        >>> with torch.serialization.safe_globals([Match]):
+        ...     save_checkpoint(path, model, optimizer, match=Match(0, 0, 4))
+        ...     extra = load_checkpoint(path, model)
+        >>> extra
+        {'match': Match(a=0, b=0, size=4)}
+        >>> load_checkpoint(path, model)
+        Traceback (most recent call last):
+          ...
+        ValueError: load_checkpoint() ... holds a difflib.Match object that weights_only=True ...
         >>> folder.cleanup()
     """
     me = save_checkpoint
@@ -755,7 +770,10 @@ def load_checkpoint(
     them, replace the ones the optimizer was built with); a step on the same batch then
     matches the step the saved run took next, provided the RNG state saved in ``extra`` is
     put back too where the step draws random numbers (such as dropout): see the example of
-    a run with dropout.
+    a run with dropout. The file holds the state dicts only: neither the model's train or
+    eval mode nor a non-persistent buffer comes back, and where the saved run had changed
+    either after building its model, the step after loading differs from the saved run's
+    (see the example of a non-persistent buffer).
 
     .. torch-source:: torch/optim/optimizer.py
        :function: Optimizer._process_value_according_to_param_policy
@@ -879,6 +897,36 @@ def load_checkpoint(
         >>> step(resumed, resumed_adam)
         >>> torch.equal(resumed[0].weight, net[0].weight)
         True
+
+        Neither a non-persistent buffer (here a count of calls that the forward uses) nor
+        the eval mode the saved run had set comes back, and the next step differs:
+
+        >>> class Counted(torch.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.lin = torch.nn.Linear(2, 1)
+        ...         self.register_buffer("calls", torch.zeros(()), persistent=False)
+        ...     def forward(self, x):
+        ...         self.calls += 1
+        ...         return self.lin(x) * self.calls
+        >>> def counted():
+        ...     _ = torch.manual_seed(0)
+        ...     net = Counted()
+        ...     return net, torch.optim.SGD(net.parameters(), lr=0.1)
+        >>> net, sgd = counted()
+        >>> step(net, sgd)
+        >>> _ = net.eval()
+        >>> save_checkpoint(path, net, sgd)
+        >>> sorted(torch.load(path, weights_only=True)["model"])
+        ['lin.bias', 'lin.weight']
+        >>> resumed, resumed_sgd = counted()
+        >>> _ = load_checkpoint(path, resumed, resumed_sgd)
+        >>> net.calls, net.training, resumed.calls, resumed.training
+        (tensor(1.), False, tensor(0.), True)
+        >>> step(net, sgd)
+        >>> step(resumed, resumed_sgd)
+        >>> torch.equal(resumed.lin.weight, net.lin.weight)
+        False
 
         A load that fails inside the model's own ``load_state_dict`` (here at an expanded
         buffer, which refuses to be copied into) is rolled back too, the optimizer's options
