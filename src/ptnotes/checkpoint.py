@@ -315,8 +315,9 @@ def save_checkpoint(
     memory and loaded back with ``weights_only=True`` (a value that this torch could not
     load back is refused now, not when resuming with it: see the example of a refused save),
     then written to a temporary file in the same folder, flushed, ``fsync``-ed and renamed
-    over ``path`` with :func:`os.replace` (atomic). A
-    failure or a killed process at any point leaves the previous file at ``path`` intact.
+    over ``path`` with :func:`os.replace` (atomic; where ``path`` is a symbolic link, over
+    the file it points to, and the link stays: see the example of a link). A failure or a
+    killed process at any point leaves the previous file at ``path`` intact.
 
     Args:
         path: the file to write (replaced if it exists); its folder must exist.
@@ -423,6 +424,16 @@ def save_checkpoint(
         Traceback (most recent call last):
           ...
         ValueError: load_checkpoint() ... holds a difflib.Match object that weights_only=True ...
+
+        A ``path`` that is a symbolic link stays a link: the file it points to is replaced.
+
+        >>> link = os.path.join(folder.name, "latest.pt")
+        >>> os.symlink(path, link)
+        >>> save_checkpoint(link, model, optimizer, epoch=5)
+        >>> os.path.islink(link), torch.load(path, weights_only=True)["extra"]
+        (True, {'epoch': 5})
+        >>> sorted(os.listdir(folder.name))
+        ['ckpt.pt', 'latest.pt']
         >>> folder.cleanup()
     """
     me = save_checkpoint
