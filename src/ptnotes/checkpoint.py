@@ -94,6 +94,9 @@ def _check_path(caller: Any, path: Any) -> str:
         raise argument_error(caller, "path", name, "a file path", got=f"{name!r}")
     if os.path.isdir(name):
         raise argument_error(caller, "path", name, "a file path", got=f"{name!r}, a directory")
+    if name.endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)):  # a folder's name
+        got = f"{name!r}, which ends in a folder separator"
+        raise argument_error(caller, "path", name, "a file path", got=got)
     return name
 
 
@@ -273,10 +276,16 @@ def _write_atomically(path: str, data: memoryview) -> None:
             os.chmod(temporary.name, mode)
             os.fsync(temporary.fileno())
         os.replace(temporary.name, target)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary.name)
-        raise
+        if not isinstance(error, OSError):
+            raise
+        failure = type(error)(  # name the path, as the refusal above does
+            f"save_checkpoint() could not write {path!r} ({error.strerror or error})"
+        )
+        failure.errno = error.errno
+        raise failure from error
     _fsync_directory(folder)
 
 
@@ -332,9 +341,9 @@ def save_checkpoint(
         TypeError: if an argument is not of the type named above, or a value (of ``extra``,
             or inside a state dict) would not load back with ``weights_only=True``: the
             message names the key and the type.
-        ValueError: if ``path`` is a folder, ``model`` is on the meta device, ``optimizer``
-            holds a parameter that is not one of ``model``, or ``scheduler`` drives another
-            optimizer.
+        ValueError: if ``path`` is a folder or ends in a folder separator, ``model`` is on
+            the meta device, ``optimizer`` holds a parameter that is not one of ``model``, or
+            ``scheduler`` drives another optimizer.
         FileNotFoundError: if the folder of ``path`` does not exist.
 
     Examples:
@@ -378,6 +387,13 @@ def save_checkpoint(
         Traceback (most recent call last):
           ...
         TypeError: save_checkpoint() expects scheduler ... got torch.nn.MSELoss, ...
+
+        A path ending in a separator names a folder, not a file:
+
+        >>> save_checkpoint(os.path.join(folder.name, "new") + os.sep, model, optimizer)
+        Traceback (most recent call last):
+          ...
+        ValueError: save_checkpoint() expects path to be a file path, got ... folder separator
 
         A model on the meta device has no values to save:
 
@@ -825,7 +841,8 @@ def load_checkpoint(
     Raises:
         TypeError: if an argument is not of the type named above.
         FileNotFoundError: if ``path`` does not exist.
-        ValueError: if the file is empty, damaged, not a :func:`save_checkpoint` file or
+        ValueError: if ``path`` is a folder or ends in a folder separator; if the file is
+            empty, damaged, not a :func:`save_checkpoint` file or
             holds objects ``weights_only=True`` refuses; if ``model`` or ``optimizer`` does
             not match what the file holds, or ``scheduler`` is of another class or drives
             another number of parameter groups (the message names both sides; a scheduler
@@ -852,6 +869,10 @@ def load_checkpoint(
         Traceback (most recent call last):
           ...
         ValueError: load_checkpoint() expects map_location to be a device this machine has ...
+        >>> load_checkpoint(path + os.sep, copy)
+        Traceback (most recent call last):
+          ...
+        ValueError: load_checkpoint() expects path to be a file path, got ... folder separator
 
         An uninitialised lazy module takes the saved shapes, whatever its own options say:
 
