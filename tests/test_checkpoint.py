@@ -250,9 +250,11 @@ def test_save_failing_half_way_leaves_the_old_file_and_no_temporary_file(
     else:
         monkeypatch.setattr(os, failing, fail)
         extra = {}
-    with pytest.raises(OSError, match="No space left"), unchanged(path):
+    with pytest.raises(OSError, match="No space left") as e, unchanged(path):
         save_checkpoint(path, model, optimizer, scheduler, **extra)
     assert _temporary_files(tmp_path) == []
+    assert str(path) in str(e.value)  # which save failed, not only why
+    assert e.value.errno == 28
 
 
 _CHILD = """
@@ -575,6 +577,16 @@ def test_save_and_load_refuse_a_folder_as_path(tmp_path: Path) -> None:
         save_checkpoint(tmp_path, model, optimizer)
     with pytest.raises(ValueError, match="expects path to be a file path"):
         load_checkpoint(tmp_path, model)
+
+
+def test_save_and_load_refuse_a_path_ending_in_a_separator(tmp_path: Path) -> None:
+    model, optimizer, _ = make_run()
+    with pytest.raises(ValueError, match=r"expects path to be a file path, got .* separator"):
+        save_checkpoint(f"{tmp_path / 'new'}{os.sep}", model, optimizer)
+    assert list(tmp_path.iterdir()) == []  # not a file named "new"
+    _good_file(tmp_path / "c.pt")
+    with pytest.raises(ValueError, match="separator"):
+        load_checkpoint(f"{tmp_path / 'c.pt'}{os.sep}", model)
 
 
 def test_save_refuses_a_path_in_a_missing_folder(tmp_path: Path) -> None:

@@ -94,6 +94,9 @@ def _check_path(caller: Any, path: Any) -> str:
         raise argument_error(caller, "path", name, "a file path", got=f"{name!r}")
     if os.path.isdir(name):
         raise argument_error(caller, "path", name, "a file path", got=f"{name!r}, a directory")
+    if name.endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)):  # a folder's name
+        got = f"{name!r}, which ends in a folder separator"
+        raise argument_error(caller, "path", name, "a file path", got=got)
     return name
 
 
@@ -273,10 +276,16 @@ def _write_atomically(path: str, data: memoryview) -> None:
             os.chmod(temporary.name, mode)
             os.fsync(temporary.fileno())
         os.replace(temporary.name, target)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary.name)
-        raise
+        if not isinstance(error, OSError):
+            raise
+        failure = type(error)(  # name the path, as the refusal above does
+            f"save_checkpoint() could not write {path!r} ({error.strerror or error})"
+        )
+        failure.errno = error.errno
+        raise failure from error
     _fsync_directory(folder)
 
 
@@ -306,15 +315,18 @@ def save_checkpoint(
     ``dtype``, ``device`` and ``Size``: not NumPy values, a ``frozenset``, a
     :class:`~collections.defaultdict`, a :class:`~fractions.Fraction` or
     :class:`~decimal.Decimal`, ``datetime``, ``range`` or objects of a class of one's own, a
-    :func:`~collections.namedtuple` included, although it is a tuple). For a model wrapped
-    in ``DistributedDataParallel`` pass ``ddp.module``.
+    :func:`~collections.namedtuple` included, although it is a tuple; a class named in
+    ``torch.serialization.safe_globals`` around both the save and the load is loaded: see the
+    example of a named tuple). For a model wrapped in ``DistributedDataParallel`` pass
+    ``ddp.module``.
 
     The save is all-or-nothing, as a database writes: the payload is first serialised in
     memory and loaded back with ``weights_only=True`` (a value that this torch could not
     load back is refused now, not when resuming with it: see the example of a refused save),
     then written to a temporary file in the same folder, flushed, ``fsync``-ed and renamed
-    over ``path`` with :func:`os.replace` (atomic). A
-    failure or a killed process at any point leaves the previous file at ``path`` intact.
+    over ``path`` with :func:`os.replace` (atomic; where ``path`` is a symbolic link, over
+    the file it points to, and the link stays: see the example of a link). A failure or a
+    killed process at any point leaves the previous file at ``path`` intact.
 
     Args:
         path: the file to write (replaced if it exists); its folder must exist.
@@ -329,9 +341,9 @@ def save_checkpoint(
         TypeError: if an argument is not of the type named above, or a value (of ``extra``,
             or inside a state dict) would not load back with ``weights_only=True``: the
             message names the key and the type.
-        ValueError: if ``path`` is a folder, ``model`` is on the meta device, ``optimizer``
-            holds a parameter that is not one of ``model``, or ``scheduler`` drives another
-            optimizer.
+        ValueError: if ``path`` is a folder or ends in a folder separator, ``model`` is on
+            the meta device, ``optimizer`` holds a parameter that is not one of ``model``, or
+            ``scheduler`` drives another optimizer.
         FileNotFoundError: if the folder of ``path`` does not exist.
 
     Examples:
@@ -376,6 +388,13 @@ def save_checkpoint(
           ...
         TypeError: save_checkpoint() expects scheduler ... got torch.nn.MSELoss, ...
 
+        A path ending in a separator names a folder, not a file:
+
+        >>> save_checkpoint(os.path.join(folder.name, "new") + os.sep, model, optimizer)
+        Traceback (most recent call last):
+          ...
+        ValueError: save_checkpoint() expects path to be a file path, got ... folder separator
+
         A model on the meta device has no values to save:
 
         >>> empty = torch.nn.Linear(2, 1, device="meta")
@@ -394,20 +413,43 @@ def save_checkpoint(
         >>> torch.load(path, weights_only=True)["extra"]["epoch"], os.listdir(folder.name)
         (3, ['ckpt.pt'])
 
-        A named tuple is a tuple, but of a class of one's own, which ``weights_only=True``
-        does not load:
+        A named tuple is a tuple, but of a class of its own (here the standard library's
+        ``difflib.Match``), which ``weights_only=True`` does not load:
 
-        >>> from collections import namedtuple
-        >>> Position = namedtuple("Position", "epoch batch")
-        >>> isinstance(Position(4, 0), tuple)
+        >>> from difflib import Match
+        >>> isinstance(Match(0, 0, 4), tuple)
         True
-        >>> save_checkpoint(path, model, optimizer, position=Position(4, 0))
+        >>> save_checkpoint(path, model, optimizer, match=Match(0, 0, 4))
         Traceback (most recent call last):
           ...
-        TypeError: save_checkpoint() expects position ... got ...Position at position, which ...
-        >>> save_checkpoint(path, model, optimizer, position=tuple(Position(4, 0)))
+        TypeError: save_checkpoint() expects match ... got difflib.Match ..., ... refuses to load
+        >>> save_checkpoint(path, model, optimizer, match=tuple(Match(0, 0, 4)))
         >>> torch.load(path, weights_only=True)["extra"]
-        {'position': (4, 0)}
+        {'match': (0, 0, 4)}
+
+        Inside ``torch.serialization.safe_globals`` naming its class, it is saved, and the
+        file loads only there too:
+
+        >>> from ptnotes.checkpoint import load_checkpoint
+        >>> with torch.serialization.safe_globals([Match]):
+        ...     save_checkpoint(path, model, optimizer, match=Match(0, 0, 4))
+        ...     extra = load_checkpoint(path, model)
+        >>> extra
+        {'match': Match(a=0, b=0, size=4)}
+        >>> load_checkpoint(path, model)
+        Traceback (most recent call last):
+          ...
+        ValueError: load_checkpoint() ... holds a difflib.Match object that weights_only=True ...
+
+        A ``path`` that is a symbolic link stays a link: the file it points to is replaced.
+
+        >>> link = os.path.join(folder.name, "latest.pt")
+        >>> os.symlink(path, link)
+        >>> save_checkpoint(link, model, optimizer, epoch=5)
+        >>> os.path.islink(link), torch.load(path, weights_only=True)["extra"]
+        (True, {'epoch': 5})
+        >>> sorted(os.listdir(folder.name))
+        ['ckpt.pt', 'latest.pt']
         >>> folder.cleanup()
     """
     me = save_checkpoint
@@ -755,7 +797,10 @@ def load_checkpoint(
     them, replace the ones the optimizer was built with); a step on the same batch then
     matches the step the saved run took next, provided the RNG state saved in ``extra`` is
     put back too where the step draws random numbers (such as dropout): see the example of
-    a run with dropout.
+    a run with dropout. The file holds the state dicts only: neither the model's train or
+    eval mode nor a non-persistent buffer comes back, and where the saved run had changed
+    either after building its model, the step after loading differs from the saved run's
+    (see the example of a non-persistent buffer).
 
     .. torch-source:: torch/optim/optimizer.py
        :function: Optimizer._process_value_according_to_param_policy
@@ -796,7 +841,8 @@ def load_checkpoint(
     Raises:
         TypeError: if an argument is not of the type named above.
         FileNotFoundError: if ``path`` does not exist.
-        ValueError: if the file is empty, damaged, not a :func:`save_checkpoint` file or
+        ValueError: if ``path`` is a folder or ends in a folder separator; if the file is
+            empty, damaged, not a :func:`save_checkpoint` file or
             holds objects ``weights_only=True`` refuses; if ``model`` or ``optimizer`` does
             not match what the file holds, or ``scheduler`` is of another class or drives
             another number of parameter groups (the message names both sides; a scheduler
@@ -823,6 +869,10 @@ def load_checkpoint(
         Traceback (most recent call last):
           ...
         ValueError: load_checkpoint() expects map_location to be a device this machine has ...
+        >>> load_checkpoint(path + os.sep, copy)
+        Traceback (most recent call last):
+          ...
+        ValueError: load_checkpoint() expects path to be a file path, got ... folder separator
 
         An uninitialised lazy module takes the saved shapes, whatever its own options say:
 
@@ -879,6 +929,36 @@ def load_checkpoint(
         >>> step(resumed, resumed_adam)
         >>> torch.equal(resumed[0].weight, net[0].weight)
         True
+
+        Neither a non-persistent buffer (here a count of calls that the forward uses) nor
+        the eval mode the saved run had set comes back, and the next step differs:
+
+        >>> class Counted(torch.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.lin = torch.nn.Linear(2, 1)
+        ...         self.register_buffer("calls", torch.zeros(()), persistent=False)
+        ...     def forward(self, x):
+        ...         self.calls += 1
+        ...         return self.lin(x) * self.calls
+        >>> def counted():
+        ...     _ = torch.manual_seed(0)
+        ...     net = Counted()
+        ...     return net, torch.optim.SGD(net.parameters(), lr=0.1)
+        >>> net, sgd = counted()
+        >>> step(net, sgd)
+        >>> _ = net.eval()
+        >>> save_checkpoint(path, net, sgd)
+        >>> sorted(torch.load(path, weights_only=True)["model"])
+        ['lin.bias', 'lin.weight']
+        >>> resumed, resumed_sgd = counted()
+        >>> _ = load_checkpoint(path, resumed, resumed_sgd)
+        >>> net.calls, net.training, resumed.calls, resumed.training
+        (tensor(1.), False, tensor(0.), True)
+        >>> step(net, sgd)
+        >>> step(resumed, resumed_sgd)
+        >>> torch.equal(resumed.lin.weight, net.lin.weight)
+        False
 
         A load that fails inside the model's own ``load_state_dict`` (here at an expanded
         buffer, which refuses to be copied into) is rolled back too, the optimizer's options
