@@ -62,7 +62,9 @@ class GradNormRecorder:
             ``"name#2"``, ``"name#3"``... An output that is a leaf tensor (such as the
             input that ``nn.Identity`` returns as it is) is watched like a parameter: one
             entry per backward pass that reaches it, under the key of its first call, and
-            its hook is removed on exit.
+            its hook is removed on exit. An output that is a view and is then modified in place
+            (``nn.Flatten``'s, before ``nn.ReLU(inplace=True)``) gets no entry, though a
+            gradient reaches it.
 
     Raises:
         TypeError: if ``model`` is not a :class:`torch.nn.Module`, ``norm_type`` is not an
@@ -129,6 +131,15 @@ class GradNormRecorder:
         ...     ident(x).sum().backward()
         >>> recorder.output_norms["0"], dict(x._backward_hooks or {})
         ([5.0, 5.0], {})
+
+        A view that the next module modifies in place records nothing, while the output it
+        views, modified in place through it, still does:
+
+        >>> flat = nn.Sequential(nn.Linear(2, 2), nn.Flatten(0), nn.ReLU(inplace=True))
+        >>> with GradNormRecorder(flat, modules=True) as recorder:
+        ...     flat(torch.ones(1, 2)).sum().backward()
+        >>> {name: len(norms) for name, norms in recorder.output_norms.items()}
+        {'0': 1, '1': 0, '2': 1}
 
         A ``float16`` gradient whose norm is above 65504:
 
