@@ -275,3 +275,34 @@ def test_a_leaf_output_is_not_kept_alive_by_the_recorder() -> None:
             del x
             assert gone() is None
     assert recorder.output_norms["0"] == pytest.approx([1.0, 1.0])
+
+
+@pytest.mark.parametrize("norm_type", [1, 2.0, math.inf])
+def test_a_sparse_gradient_is_measured_like_its_dense_form(norm_type: float) -> None:
+    # nn.Embedding(sparse=True) gives a sparse COO gradient, with index 1 twice (uncoalesced)
+    embedding = nn.Embedding(4, 2, sparse=True)
+    with GradNormRecorder(embedding, norm_type=norm_type) as recorder:
+        embedding(torch.tensor([1, 1, 3])).sum().backward()
+    assert embedding.weight.grad is not None
+    assert embedding.weight.grad.is_sparse
+    dense = torch.linalg.vector_norm(embedding.weight.grad.to_dense(), ord=norm_type)
+    assert recorder.last()["weight"] == pytest.approx(float(dense))
+
+
+class WithEmptyParameter(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.empty = nn.Parameter(torch.zeros(0))  # such as a zero-width layer's weight
+        self.scale = nn.Parameter(torch.ones(1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x * self.scale).sum() + self.empty.sum()
+
+
+@pytest.mark.parametrize("norm_type", [1, 2.0, math.inf])
+def test_an_empty_gradient_has_norm_zero(norm_type: float) -> None:
+    # torch's inf norm refuses an empty tensor; the hook must not raise inside backward()
+    model = WithEmptyParameter()
+    with GradNormRecorder(model, norm_type=norm_type) as recorder:
+        model(torch.tensor([3.0])).backward()
+    assert recorder.last() == {"empty": 0.0, "scale": 3.0}

@@ -27,7 +27,7 @@ class GradNormRecorder:
     which puts a tensor hook on the module's output; on exit it removes the hooks on the
     parameters and the modules, so the model is left as it was (a hook on an output that
     the block computed stays on that output and records nothing after the block). The
-    hooks only read the gradient (they return ``None``), so training is not changed.
+    hooks only read the gradient (they return ``None``), so the gradients are not changed.
 
     A tensor hook sees the gradient of **one** backward pass as it arrives, before it is
     accumulated into ``.grad``: with gradient accumulation over several ``backward()``
@@ -62,12 +62,14 @@ class GradNormRecorder:
             ``"name#2"``, ``"name#3"``... An output that is a leaf tensor (such as the
             input that ``nn.Identity`` returns as it is) is watched like a parameter: one
             entry per backward pass that reaches it, under the key of its first call, and
-            its hook is removed on exit.
+            its hook is removed on exit. An output that is a view and is then modified in place
+            (``nn.Flatten``'s, before ``nn.ReLU(inplace=True)``) gets no entry, though a
+            gradient reaches it.
 
     Raises:
         TypeError: if ``model`` is not a :class:`torch.nn.Module`, ``norm_type`` is not an
             ``int`` or ``float`` (a NumPy integer or floating scalar counts as one) or is a
-            ``bool``, or ``modules`` is not a ``bool``.
+            ``bool``, or ``modules`` is not a ``bool`` (a NumPy ``bool_`` counts as one).
         ValueError: if ``norm_type`` is NaN or not positive, or ``model`` has no parameter
             that requires grad (here, or when the block starts) or, when the block starts, an
             uninitialised (lazy) parameter that requires grad.
@@ -130,6 +132,15 @@ class GradNormRecorder:
         >>> recorder.output_norms["0"], dict(x._backward_hooks or {})
         ([5.0, 5.0], {})
 
+        A view that the next module modifies in place records nothing, while the output it
+        views, modified in place through it, still does:
+
+        >>> flat = nn.Sequential(nn.Linear(2, 2), nn.Flatten(0), nn.ReLU(inplace=True))
+        >>> with GradNormRecorder(flat, modules=True) as recorder:
+        ...     flat(torch.ones(1, 2)).sum().backward()
+        >>> {name: len(norms) for name, norms in recorder.output_norms.items()}
+        {'0': 1, '1': 0, '2': 1}
+
         A ``float16`` gradient whose norm is above 65504:
 
         >>> half = nn.Linear(4, 1, bias=False).half()
@@ -137,6 +148,16 @@ class GradNormRecorder:
         ...     half(torch.full((1, 4), 60000.0, dtype=torch.float16)).sum().backward()
         >>> recorder.parameter_norms, torch.linalg.vector_norm(half.weight.grad).item()
         ({'weight': [120000.0]}, inf)
+
+        A sparse COO gradient, the kind ``nn.Embedding(sparse=True)`` gives, is measured as the
+        dense gradient it stands for:
+
+        >>> emb = nn.Embedding(4, 2, sparse=True)
+        >>> with GradNormRecorder(emb) as recorder:
+        ...     emb(torch.tensor([1, 1, 3])).sum().backward()
+        >>> dense = torch.linalg.vector_norm(emb.weight.grad.to_dense()).item()
+        >>> emb.weight.grad.is_sparse, round(recorder.last()["weight"], 4), round(dense, 4)
+        (True, 3.1623, 3.1623)
 
         A ``bfloat16`` gradient whose norm is above the largest ``float32``:
 
@@ -170,14 +191,15 @@ class GradNormRecorder:
           ...
         TypeError: GradNormRecorder() expects norm_type to be an int or float, got bool True
 
-        A NumPy scalar ``norm_type`` is accepted, and a lazy parameter that does not require
-        grad is not watched, so it is not refused:
+        A NumPy scalar ``norm_type`` or ``modules`` is accepted, and a lazy parameter that does
+        not require grad is not watched, so it is not refused:
 
         >>> import numpy as np
-        >>> with GradNormRecorder(net, norm_type=np.float32(1.0)) as recorder:
+        >>> numpy_args = {"norm_type": np.float32(1.0), "modules": np.bool_(True)}
+        >>> with GradNormRecorder(net, **numpy_args) as recorder:
         ...     net(torch.ones(1, 2)).sum().backward()
-        >>> recorder.last()["1.bias"]
-        1.0
+        >>> recorder.last()["1.bias"], recorder.output_norms["1"]
+        (1.0, [1.0])
         >>> lazy = nn.Sequential(nn.Linear(2, 2), nn.LazyLinear(1))
         >>> lazy[1].weight.requires_grad = lazy[1].bias.requires_grad = False
         >>> with GradNormRecorder(lazy) as recorder:
@@ -220,6 +242,11 @@ class GradNormRecorder:
 
     def _norm(self, gradient: torch.Tensor) -> float:
         gradient = gradient.detach()
+        if gradient.is_sparse:  # COO, as nn.Embedding(sparse=True) gives: no norm kernel
+            # its stored values, duplicates summed: the absent entries are zeros
+            gradient = gradient.coalesce().values()
+        if gradient.numel() == 0:  # the inf norm of an empty tensor is refused
+            return 0.0
         if gradient.dtype in (torch.float16, torch.bfloat16):  # their max is 65504 for float16
             gradient = gradient.float()
         elif gradient.dtype == torch.complex32:
