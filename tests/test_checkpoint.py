@@ -255,6 +255,8 @@ def test_save_failing_half_way_leaves_the_old_file_and_no_temporary_file(
     assert _temporary_files(tmp_path) == []
     assert str(path) in str(e.value)  # which save failed, not only why
     assert e.value.errno == 28
+    assert isinstance(e.value.__cause__, OSError)
+    assert e.value.__cause__.errno == 28
 
 
 _CHILD = """

@@ -216,15 +216,26 @@ def test_replace_head_refused_leaves_exactly_the_old_head() -> None:
     assert model.head is old  # not wrapped once more by the rollback
 
 
-def test_unfreeze_that_torch_refuses_midway_changes_nothing() -> None:
+def test_unfreeze_refuses_an_inference_parameter_before_changing_anything() -> None:
     trainable_first = nn.Linear(2, 2)
     with torch.inference_mode():
         inference_made = nn.Linear(2, 2)  # its parameters are inference tensors
     model = nn.Sequential(trainable_first, inference_made)
     freeze(model)
-    with pytest.raises(RuntimeError, match="inference tensor"):
+    # torch itself raises RuntimeError at the second layer; the check names it first
+    with pytest.raises(ValueError, match=r"'1\.weight', an inference tensor"):
         unfreeze(model)
     assert trainable(model) == []
+    assert unfreeze(model, "0.*") == ["0.weight", "0.bias"]
+
+
+def test_unfreeze_takes_an_inference_parameter_inside_inference_mode() -> None:
+    with torch.inference_mode():
+        served = nn.Linear(2, 2)
+    freeze(served)
+    with torch.inference_mode():
+        assert unfreeze(served) == ["weight", "bias"]
+    assert [p.requires_grad for p in served.parameters()] == [True, True]
 
 
 def test_freeze_with_a_pattern_list_changes_nothing(model: SmallCNN) -> None:

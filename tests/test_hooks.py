@@ -306,3 +306,13 @@ def test_an_empty_gradient_has_norm_zero(norm_type: float) -> None:
     with GradNormRecorder(model, norm_type=norm_type) as recorder:
         model(torch.tensor([3.0])).backward()
     assert recorder.last() == {"empty": 0.0, "scale": 3.0}
+
+
+def test_norm_type_beyond_a_float_is_refused_and_infinity_is_taken() -> None:
+    model = nn.Linear(2, 1)
+    with pytest.raises(ValueError, match="within the range of a float"):
+        GradNormRecorder(model, norm_type=10**400)
+    with GradNormRecorder(model, norm_type=float("inf")) as recorder:
+        model(torch.ones(1, 2)).sum().backward()
+    assert list(recorder.parameter_norms) == ["weight", "bias"]
+    assert recorder.parameter_norms["bias"] == [1.0]

@@ -345,6 +345,11 @@ def save_checkpoint(
             the meta device, ``optimizer`` holds a parameter that is not one of ``model``, or
             ``scheduler`` drives another optimizer.
         FileNotFoundError: if the folder of ``path`` does not exist.
+        OSError: if the folder cannot be written to (a :class:`PermissionError` for a
+            folder this user may not write to) or the write fails (such as a full disk,
+            ``errno`` 28). The error is of the class the system raised, with its ``errno``;
+            its message names ``path`` and the system's reason, and the system's own error is
+            its ``__cause__``. The file at ``path`` is as it was.
 
     Examples:
         >>> import os, tempfile, torch

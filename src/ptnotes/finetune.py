@@ -98,6 +98,13 @@ def _set_requires_grad(
                 )
                 got = f"{name!r}, of dtype {parameter.dtype}"
                 raise argument_error(caller, "pattern", pattern, expected, got=got)
+            if parameter.is_inference() and not torch.is_inference_mode_enabled():
+                expected = (
+                    "a selection of parameters that can require grad (not inference tensors, "
+                    "which torch lets require grad only inside torch.inference_mode())"
+                )
+                got = f"{name!r}, an inference tensor (created under torch.inference_mode())"
+                raise argument_error(caller, "pattern", pattern, expected, got=got)
     done: list[tuple[str, nn.Parameter]] = []
     try:
         for name, parameter in chosen:
@@ -301,8 +308,9 @@ def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
             other than a ``bool`` (a ``numpy.bool_`` counts as one; a tensor does not).
         ValueError: if a pattern or predicate selects no parameter, the pattern is
             empty, or it selects a parameter that cannot require grad (one neither
-            floating point nor complex, such as an integer or a ``bool`` one). Nothing is
-            unfrozen then: the selection is checked before the first change.
+            floating point nor complex, such as an integer or a ``bool`` one, or, outside
+            :class:`torch.inference_mode`, an inference tensor: a model built under it). Nothing
+            is unfrozen then: the selection is checked before the first change.
 
     Examples:
         >>> from ptnotes.finetune import freeze, unfreeze
@@ -330,6 +338,21 @@ def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         ValueError: unfreeze() expects pattern to be a selection ... of dtype torch.bool
         >>> mixed["w"].requires_grad
         False
+
+        A model built under :class:`torch.inference_mode` holds inference tensors, which
+        torch lets require grad only inside inference mode; :func:`freeze` takes them, and
+        :func:`unfreeze` refuses them outside it, changing nothing:
+
+        >>> with torch.inference_mode():
+        ...     served = nn.Linear(2, 2)
+        >>> freeze(served)
+        ['weight', 'bias']
+        >>> unfreeze(served)
+        Traceback (most recent call last):
+          ...
+        ValueError: unfreeze() expects pattern to be a selection ... an inference tensor ...
+        >>> [p.requires_grad for p in served.parameters()]
+        [False, False]
     """
     return _set_requires_grad(unfreeze, module, pattern, requires_grad=True)
 

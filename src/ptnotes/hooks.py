@@ -70,9 +70,10 @@ class GradNormRecorder:
         TypeError: if ``model`` is not a :class:`torch.nn.Module`, ``norm_type`` is not an
             ``int`` or ``float`` (a NumPy integer or floating scalar counts as one) or is a
             ``bool``, or ``modules`` is not a ``bool`` (a NumPy ``bool_`` counts as one).
-        ValueError: if ``norm_type`` is NaN or not positive, or ``model`` has no parameter
-            that requires grad (here, or when the block starts) or, when the block starts, an
-            uninitialised (lazy) parameter that requires grad.
+        ValueError: if ``norm_type`` is NaN, not positive or an ``int`` beyond the range of
+            a ``float`` (such as ``10**400``; ``float("inf")`` is taken), or ``model`` has no
+            parameter that requires grad (here, or when the block starts) or, when the block
+            starts, an uninitialised (lazy) parameter that requires grad.
         RuntimeError: if the recorder is entered again while it is active.
 
     Examples:
