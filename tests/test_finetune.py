@@ -229,6 +229,16 @@ def test_unfreeze_refuses_an_inference_parameter_before_changing_anything() -> N
     assert unfreeze(model, "0.*") == ["0.weight", "0.bias"]
 
 
+def test_unfreeze_of_an_inference_model_not_frozen_changes_nothing_and_raises_nothing() -> None:
+    with torch.inference_mode():
+        served = nn.Linear(2, 2)  # its inference parameters require grad as built
+    assert unfreeze(served) == []
+    freeze(served)
+    # the refusal names what torch refuses: making a frozen inference tensor require grad
+    with pytest.raises(ValueError, match="not frozen inference tensors, which torch lets"):
+        unfreeze(served)
+
+
 def test_unfreeze_takes_an_inference_parameter_inside_inference_mode() -> None:
     with torch.inference_mode():
         served = nn.Linear(2, 2)

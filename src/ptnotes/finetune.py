@@ -100,8 +100,9 @@ def _set_requires_grad(
                 raise argument_error(caller, "pattern", pattern, expected, got=got)
             if parameter.is_inference() and not torch.is_inference_mode_enabled():
                 expected = (
-                    "a selection of parameters that can require grad (not inference tensors, "
-                    "which torch lets require grad only inside torch.inference_mode())"
+                    "a selection of parameters that can require grad (not frozen inference "
+                    "tensors, which torch lets require grad again only inside "
+                    "torch.inference_mode())"
                 )
                 got = f"{name!r}, an inference tensor (created under torch.inference_mode())"
                 raise argument_error(caller, "pattern", pattern, expected, got=got)
@@ -309,8 +310,9 @@ def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         ValueError: if a pattern or predicate selects no parameter, the pattern is
             empty, or it selects a parameter that cannot require grad (one neither
             floating point nor complex, such as an integer or a ``bool`` one, or, outside
-            :class:`torch.inference_mode`, an inference tensor: a model built under it). Nothing
-            is unfrozen then: the selection is checked before the first change.
+            :class:`torch.inference_mode`, an inference tensor that does not require grad: one
+            of a model built under it, once frozen). Nothing is unfrozen then: the selection is
+            checked before the first change.
 
     Examples:
         >>> from ptnotes.finetune import freeze, unfreeze
@@ -340,11 +342,14 @@ def unfreeze(module: nn.Module, pattern: Selector = None) -> list[str]:
         False
 
         A model built under :class:`torch.inference_mode` holds inference tensors, which
-        torch lets require grad only inside inference mode; :func:`freeze` takes them, and
-        :func:`unfreeze` refuses them outside it, changing nothing:
+        require grad as built (so :func:`unfreeze` has nothing to change) but, once frozen,
+        torch lets require grad again only inside inference mode; :func:`freeze` takes them,
+        and :func:`unfreeze` refuses them outside it, changing nothing:
 
         >>> with torch.inference_mode():
         ...     served = nn.Linear(2, 2)
+        >>> unfreeze(served), [p.requires_grad for p in served.parameters()]
+        ([], [True, True])
         >>> freeze(served)
         ['weight', 'bias']
         >>> unfreeze(served)

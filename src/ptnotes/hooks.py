@@ -70,8 +70,9 @@ class GradNormRecorder:
         TypeError: if ``model`` is not a :class:`torch.nn.Module`, ``norm_type`` is not an
             ``int`` or ``float`` (a NumPy integer or floating scalar counts as one) or is a
             ``bool``, or ``modules`` is not a ``bool`` (a NumPy ``bool_`` counts as one).
-        ValueError: if ``norm_type`` is NaN, not positive or an ``int`` beyond the range of
-            a ``float`` (such as ``10**400``; ``float("inf")`` is taken), or ``model`` has no
+        ValueError: if ``norm_type`` is NaN, not positive or beyond the range of a ``float``
+            (an ``int`` such as ``10**400``, or a NumPy ``longdouble`` where it is wider than a
+            ``float``, as on x86 Linux; ``float("inf")`` is taken), or ``model`` has no
             parameter that requires grad (here, or when the block starts) or, when the block
             starts, an uninitialised (lazy) parameter that requires grad.
         RuntimeError: if the recorder is entered again while it is active.
@@ -201,6 +202,19 @@ class GradNormRecorder:
         ...     net(torch.ones(1, 2)).sum().backward()
         >>> recorder.last()["1.bias"], recorder.output_norms["1"]
         (1.0, [1.0])
+
+        A ``norm_type`` beyond the range of a ``float`` is refused, an ``int`` or a NumPy
+        ``longdouble``; infinity is taken:
+
+        >>> for norm_type in (10**400, np.longdouble("1e400"), float("inf")):
+        ...     try:
+        ...         _ = GradNormRecorder(net, norm_type=norm_type)
+        ...         print("taken")
+        ...     except ValueError as error:
+        ...         print(str(error)[:73])
+        GradNormRecorder() expects norm_type to be a number within the range of a
+        GradNormRecorder() expects norm_type to be a number within the range of a
+        taken
         >>> lazy = nn.Sequential(nn.Linear(2, 2), nn.LazyLinear(1))
         >>> lazy[1].weight.requires_grad = lazy[1].bias.requires_grad = False
         >>> with GradNormRecorder(lazy) as recorder:
