@@ -316,3 +316,12 @@ def test_norm_type_beyond_a_float_is_refused_and_infinity_is_taken() -> None:
         model(torch.ones(1, 2)).sum().backward()
     assert list(recorder.parameter_norms) == ["weight", "bias"]
     assert recorder.parameter_norms["bias"] == [1.0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+@pytest.mark.parametrize("norm_type", [1e20, 1e39, 1e308, 10**308])
+def test_a_huge_norm_type_gives_the_largest_magnitude(dtype: torch.dtype, norm_type: float) -> None:
+    layer = nn.Linear(2, 1, bias=False).to(dtype)
+    with GradNormRecorder(layer, norm_type=norm_type) as recorder:
+        layer(torch.tensor([[3.0, -4.0]], dtype=dtype)).sum().backward()
+    assert recorder.parameter_norms["weight"] == [4.0]

@@ -14,6 +14,12 @@ from torch.utils.hooks import RemovableHandle
 
 from ptnotes.validation import argument_error, check_bool, check_number, check_type
 
+#: An order above which the p-norm of any tensor is its largest magnitude, to float64 rounding
+#: (``n ** (1 / p)`` rounds to 1 for every ``n < 2**63``): it is taken as ``inf``. torch's
+#: ``vector_norm`` of a float32 tensor returns 1.0 for an order beyond the float32 range
+#: (``1e39``), whatever the tensor holds.
+_LARGEST_MAGNITUDE_ORDER = 1e18
+
 __all__ = ["GradNormRecorder"]
 
 
@@ -46,7 +52,10 @@ class GradNormRecorder:
     Args:
         model: the module whose parameters are watched.
         norm_type: the order of the vector norm (as in
-            :func:`torch.nn.utils.clip_grad_norm_`): a positive number or ``math.inf``.
+            :func:`torch.nn.utils.clip_grad_norm_`): a positive number or ``math.inf``. An
+            order above ``1e18`` is taken as ``math.inf``: the norm is then the largest
+            magnitude, as the exact p-norm is to float64 rounding (the example of a huge
+            order).
         modules: also record, for each submodule without children whose output is a
             tensor, the norm of the gradient with respect to that output, in
             :attr:`output_norms`.
@@ -203,18 +212,28 @@ class GradNormRecorder:
         >>> recorder.last()["1.bias"], recorder.output_norms["1"]
         (1.0, [1.0])
 
-        A ``norm_type`` beyond the range of a ``float`` is refused, an ``int`` or a NumPy
-        ``longdouble``; infinity is taken:
+        A ``norm_type`` beyond the range of a ``float`` is refused (here an ``int``; a NumPy
+        ``longdouble`` of ``1e400`` is too, where it is wider than a ``float``); infinity is
+        taken:
 
-        >>> for norm_type in (10**400, np.longdouble("1e400"), float("inf")):
+        >>> for norm_type in (10**400, float("inf")):
         ...     try:
         ...         _ = GradNormRecorder(net, norm_type=norm_type)
         ...         print("taken")
         ...     except ValueError as error:
         ...         print(str(error)[:73])
         GradNormRecorder() expects norm_type to be a number within the range of a
-        GradNormRecorder() expects norm_type to be a number within the range of a
         taken
+
+        A huge order is taken as infinity: the norm of ``[3, 4]`` is 4.0 for
+        ``norm_type=1e308``, where torch's own ``vector_norm`` of the float32 gradient
+        gives 1.0:
+
+        >>> layer = nn.Linear(2, 1, bias=False)
+        >>> with GradNormRecorder(layer, norm_type=1e308) as recorder:
+        ...     layer(torch.tensor([[3.0, 4.0]])).sum().backward()
+        >>> recorder.last()["weight"], torch.linalg.vector_norm(layer.weight.grad, 1e308).item()
+        (4.0, 1.0)
         >>> lazy = nn.Sequential(nn.Linear(2, 2), nn.LazyLinear(1))
         >>> lazy[1].weight.requires_grad = lazy[1].bias.requires_grad = False
         >>> with GradNormRecorder(lazy) as recorder:
@@ -239,6 +258,8 @@ class GradNormRecorder:
         cls = GradNormRecorder
         self._model = check_type(cls, "model", model, torch.nn.Module, expected="a torch.nn.Module")
         self._norm_type = check_number(cls, "norm_type", norm_type, positive=True, finite=False)
+        if self._norm_type > _LARGEST_MAGNITUDE_ORDER:
+            self._norm_type = math.inf
         self._modules = check_bool(cls, "modules", modules)
         self._parameters = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
         if not self._parameters:
