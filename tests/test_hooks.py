@@ -325,3 +325,34 @@ def test_a_huge_norm_type_gives_the_largest_magnitude(dtype: torch.dtype, norm_t
     with GradNormRecorder(layer, norm_type=norm_type) as recorder:
         layer(torch.tensor([[3.0, -4.0]], dtype=dtype)).sum().backward()
     assert recorder.parameter_norms["weight"] == [4.0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64])
+@pytest.mark.parametrize("norm_type", [1e17, 1e18])
+def test_an_order_just_below_infinity_does_not_underflow(
+    dtype: torch.dtype, norm_type: float
+) -> None:
+    layer = nn.Linear(2, 1, bias=False).to(dtype)
+    with GradNormRecorder(layer, norm_type=norm_type) as recorder:
+        layer(torch.tensor([[0.3, -0.4]], dtype=dtype)).sum().backward()
+    assert layer.weight.grad is not None
+    assert recorder.parameter_norms["weight"] == [float(layer.weight.grad.abs().max())]
+
+
+def test_a_sum_of_powers_below_the_normal_range_is_rescaled() -> None:
+    # float32: 0.004 ** 100 underflows to 0; (3e-23) ** 2 and (4e-23) ** 2 are subnormal
+    for norm_type, values, expected in (
+        (100.0, [0.003, 0.004], 0.004),
+        (2.0, [3e-23, 4e-23], 5e-23),
+    ):
+        layer = nn.Linear(2, 1, bias=False)
+        with GradNormRecorder(layer, norm_type=norm_type) as recorder:
+            layer(torch.tensor([values])).sum().backward()
+        assert recorder.parameter_norms["weight"][0] == pytest.approx(expected, rel=1e-6)
+
+
+def test_a_zero_gradient_has_norm_zero() -> None:
+    layer = nn.Linear(2, 1, bias=False)
+    with GradNormRecorder(layer, norm_type=100.0) as recorder:
+        layer(torch.zeros(1, 2)).sum().backward()
+    assert recorder.parameter_norms["weight"] == [0.0]

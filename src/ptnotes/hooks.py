@@ -17,7 +17,7 @@ from ptnotes.validation import argument_error, check_bool, check_number, check_t
 #: An order above which the p-norm of any tensor is its largest magnitude, to float64 rounding
 #: (``n ** (1 / p)`` rounds to 1 for every ``n < 2**63``): it is taken as ``inf``. torch's
 #: ``vector_norm`` of a float32 tensor returns 1.0 for an order beyond the float32 range
-#: (``1e39``), whatever the tensor holds.
+#: (``1e39``), whatever finite values the tensor holds (a NaN or an infinity gives itself).
 _LARGEST_MAGNITUDE_ORDER = 1e18
 
 __all__ = ["GradNormRecorder"]
@@ -47,7 +47,9 @@ class GradNormRecorder:
     (120000 in the ``float16`` example), even though every element of the gradient is
     finite. A norm that overflows while every element is finite is computed again from
     the gradient divided by its largest element (the ``bfloat16`` example, above the
-    largest ``float32``).
+    largest ``float32``). So is a norm whose sum of powers falls below the square root of
+    the smallest normal number of the gradient's dtype, where its terms start to underflow
+    (the example of a small gradient, whose sum of powers is 0 in ``float32``).
 
     Args:
         model: the module whose parameters are watched.
@@ -234,6 +236,20 @@ class GradNormRecorder:
         ...     layer(torch.tensor([[3.0, 4.0]])).sum().backward()
         >>> recorder.last()["weight"], torch.linalg.vector_norm(layer.weight.grad, 1e308).item()
         (4.0, 1.0)
+
+        A small gradient: the powers of ``[0.003, 0.004]`` underflow in ``float32`` with
+        ``norm_type=100``, and those of ``[0.3, 0.4]`` with ``norm_type=1e18``, the largest
+        order not taken as infinity; torch's ``vector_norm`` gives 0.0, the recorder the
+        norm, here the largest magnitude to rounding:
+
+        >>> for norm_type, value in ((100, 0.001), (1e18, 0.1)):
+        ...     layer.weight.grad = None
+        ...     with GradNormRecorder(layer, norm_type=norm_type) as recorder:
+        ...         layer(torch.tensor([[3 * value, 4 * value]])).sum().backward()
+        ...     torch_norm = torch.linalg.vector_norm(layer.weight.grad, norm_type).item()
+        ...     print(round(recorder.last()["weight"], 6), torch_norm)
+        0.004 0.0
+        0.4 0.0
         >>> lazy = nn.Sequential(nn.Linear(2, 2), nn.LazyLinear(1))
         >>> lazy[1].weight.requires_grad = lazy[1].bias.requires_grad = False
         >>> with GradNormRecorder(lazy) as recorder:
@@ -288,10 +304,18 @@ class GradNormRecorder:
         elif gradient.dtype == torch.complex32:
             gradient = gradient.to(torch.complex64)
         norm = float(torch.linalg.vector_norm(gradient, ord=self._norm_type))
-        if math.isinf(norm) and bool(torch.isfinite(gradient).all()):
-            # the sum of powers overflowed (float32 and bfloat16 top out near 3.4e38, so
-            # elements of 1e20 do): scale by the largest element, which the norm divides out
+        # the sum of powers overflowed (float32 and bfloat16 top out near 3.4e38, so elements
+        # of 1e20 do) or fell below the square root of the smallest normal number, where its
+        # terms start to underflow (0.004 ** 100 does in float32): scale by the largest
+        # element, which the norm divides out, so that the largest term is 1
+        tiny = torch.finfo(gradient.dtype).tiny
+        p = self._norm_type
+        overflowed = math.isinf(norm)
+        underflowed = not math.isinf(p) and (norm == 0.0 or p * math.log(norm) < math.log(tiny) / 2)
+        if (overflowed or underflowed) and bool(torch.isfinite(gradient).all()):
             largest = float(gradient.abs().amax())
+            if largest == 0.0:  # a zero gradient: its norm is 0
+                return 0.0
             scaled = torch.linalg.vector_norm(gradient / largest, ord=self._norm_type)
             norm = largest * float(scaled)
         return norm
