@@ -50,7 +50,7 @@ def test_notebook_runs_and_prints_what_the_page_says(
     NotebookClient(
         book, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     ).execute()
-    checked = 0
+    checked = not_run = 0
     for index, cell in enumerate(book.cells):
         expected = cell.metadata.get("ptnotes") if cell.cell_type == "code" else None
         if expected is None:
@@ -60,6 +60,7 @@ def test_notebook_runs_and_prints_what_the_page_says(
         if "not_run" in expected:  # a page's `% notebook-skip:` block, with its reason
             assert expected["not_run"].strip(), where
             assert "skip-execution" in cell.metadata.get("tags", []), where
+            not_run += 1
             continue
         import torch
 
@@ -89,7 +90,9 @@ def test_notebook_runs_and_prints_what_the_page_says(
             )
             assert "raises-exception" in cell.metadata.get("tags", [])
         checked += 1
-    assert checked > 0, f"{name}: no code cell compared"
+    # A notebook may hold only `notebook-skip` cells, each with its reason (dev/layout's
+    # examples read the repository's files); one without any code cell is a defect.
+    assert checked > 0 or not_run > 0, f"{name}: no code cell compared or marked not run"
 
 
 @pytest.mark.parametrize("lang", TRANSLATIONS)
