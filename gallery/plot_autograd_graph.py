@@ -41,10 +41,13 @@ for tensor in (l1, l2, l3, l4, loss):
 # %%
 # The graph as text
 # -----------------
-# :func:`~ptnotes.graph.graph_text` prints the graph as a tree, root first. ``l1`` feeds both
-# ``l2`` and ``l3``, so two paths reach its node: it is drawn once, marked ``[#3]``, and
-# referred to the second time.
+# :func:`~ptnotes.graph.graph_text` returns the graph as a text tree, root first, which this cell
+# prints. ``l1`` feeds both ``l2`` and ``l3``, so two paths reach its node: it is drawn once,
+# marked ``[#3]``, and referred to the second time. A weight is a leaf: its ``grad_fn`` is
+# ``None``, and the graph reaches it through an ``AccumulateGrad`` node.
 print(graph_text(loss, names))
+w1_node = l1.grad_fn.next_functions[1][0]
+print(f"w1.grad_fn: {w1.grad_fn}; w1's node: {type(w1_node).__name__}")
 
 # %%
 # The same graph in Graphviz's DOT language
@@ -90,8 +93,9 @@ print(f"d loss / d l1 = {via_l2} (through l2) + {via_l3} (through l3) = {l1.grad
 # %%
 # Take-away
 # ---------
-# The graph is built during the forward pass and is nothing but ``grad_fn`` objects linked by
-# ``next_functions``; ``backward()`` walks it from the root and, where two paths meet
+# The graph is built during the forward pass and is nothing but backward nodes linked by
+# ``next_functions``: the ``grad_fn`` of each computed tensor, and an ``AccumulateGrad`` node for
+# each weight; ``backward()`` walks it from the root and, where two paths meet
 # (``l1``), adds up what they deliver: :math:`7 = 2 + 1.25 \cdot 4`, hence
 # :math:`\partial loss/\partial w_1 = 4 \cdot 7 = 28`. Leaves that need no gradient
 # (``input``) never appear in it.
