@@ -48,6 +48,7 @@ for tensor in (l1, l2, l3, l4, loss):
 print(graph_text(loss, names))
 w1_node = l1.grad_fn.next_functions[1][0]
 print(f"w1.grad_fn: {w1.grad_fn}; w1's node: {type(w1_node).__name__}")
+print("that node's variable is w1:", w1_node.variable is w1)
 
 # %%
 # The same graph in Graphviz's DOT language
